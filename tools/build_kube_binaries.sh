@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Build the lab's Kubernetes control plane from the Go module proxy, cached by pinned versions.
+#
+#   tools/build_kube_binaries.sh            build what is missing, print timings, print the bin dir last
+#   tools/build_kube_binaries.sh --print-dir  print the bin dir only (no build)
+#   tools/build_kube_binaries.sh --check      exit 0 when the cache is complete, 1 otherwise
+#
+# Layout: $GPUOPS_CACHE/kube/<version-key>/bin/{etcd,kube-apiserver,kube-controller-manager,
+#         kube-scheduler,kubectl,kwok,kwokctl,mpi-operator}
+# Go module and build caches live in $GPUOPS_CACHE/go/ so that a rebuild after a partial loss is fast.
+# There is no registry here: nothing is downloaded except Go modules through GOPROXY.
+set -euo pipefail
+
+KUBE_VERSION="${KUBE_VERSION:-v1.34.4}"
+KUBE_STAGING_VERSION="${KUBE_STAGING_VERSION:-v0.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+MPI_OPERATOR_VERSION="${MPI_OPERATOR_VERSION:-v0.8.0}"
+
+GO="${GO:-/usr/local/go/bin/go}"
+GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
+
+go_version="$("$GO" env GOVERSION)"
+version_key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_mpiop-${MPI_OPERATOR_VERSION}_${go_version}"
+key_dir="$GPUOPS_CACHE/kube/$version_key"
+bin_dir="$key_dir/bin"
+src_dir="$key_dir/src"
+
+kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+all_bins=(etcd "${kube_bins[@]}" kwok kwokctl mpi-operator)
+
+cache_complete() {
+    local b
+    for b in "${all_bins[@]}"; do
+        [[ -x "$bin_dir/$b" ]] || return 1
+    done
+    [[ -f "$key_dir/versions.env" ]]
+}
+
+case "${1:-}" in
+    --print-dir)
+        echo "$bin_dir"
+        exit 0
+        ;;
+    --check)
+        cache_complete
+        exit $?
+        ;;
+    "") ;;
+    *)
+        echo "usage: $0 [--print-dir|--check]" >&2
+        exit 2
+        ;;
+esac
+
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+export GOMODCACHE="$GPUOPS_CACHE/go/mod"
+export GOCACHE="$GPUOPS_CACHE/go/build"
+export GOFLAGS="-buildvcs=false"
+export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+mkdir -p "$bin_dir" "$src_dir" "$GOMODCACHE" "$GOCACHE"
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+total_start="$(now)"
+built_any=0
+
+# Mark a build as needed when any of the named binaries is missing.
+missing() {
+    local b
+    for b in "$@"; do
+        [[ -x "$bin_dir/$b" ]] || return 0
+    done
+    return 1
+}
+
+# Move freshly built binaries from a scratch dir into bin/ one by one (rename is atomic).
+install_bins() {
+    local from="$1" b
+    shift
+    for b in "$@"; do
+        mv -f "$from/$b" "$bin_dir/$b"
+    done
+}
+
+build_kubernetes() {
+    local mod_dir="$src_dir/kubernetes" out="$key_dir/tmp-kubernetes" gomod mod_time ldflags v pkgs=()
+    mkdir -p "$mod_dir" "$out"
+    gomod="$("$GO" mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+    mod_time="$("$GO" list -m -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p')"
+    # k8s.io/kubernetes requires its staging modules at v0.0.0 with "=> ./staging/src/..." replaces, which only
+    # hold inside its own repository. Here each one is replaced by its published module of the same release.
+    {
+        echo "module gpuops.local/kubebuild"
+        echo
+        echo "go 1.24.0"
+        echo
+        echo "godebug default=go1.24"
+        echo
+        echo "require k8s.io/kubernetes $KUBE_VERSION"
+        echo
+        echo "replace ("
+        sed -n "s#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/k8s\.io/[a-z0-9-]*\$#\t\1 => \1 $KUBE_STAGING_VERSION#p" "$gomod"
+        echo ")"
+    } > "$mod_dir/go.mod"
+    rm -f "$mod_dir/go.sum"
+    for v in "${kube_bins[@]}"; do
+        pkgs+=("k8s.io/kubernetes/cmd/$v")
+    done
+    (cd "$mod_dir" && "$GO" get "${pkgs[@]/%/@$KUBE_VERSION}")
+    ldflags="-s -w"
+    for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ldflags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=$(echo "$KUBE_VERSION" | cut -d. -f1 | tr -d v)"
+        ldflags+=" -X $v.gitMinor=$(echo "$KUBE_VERSION" | cut -d. -f2) -X $v.gitTreeState=clean -X $v.buildDate=$mod_time"
+    done
+    # One invocation for all four so they share compilation of the common packages.
+    (cd "$mod_dir" && "$GO" build -trimpath -tags=selinux,notest -ldflags="$ldflags" -o "$out/" "${pkgs[@]}")
+    install_bins "$out" "${kube_bins[@]}"
+    rmdir "$out"
+}
+
+build_etcd() {
+    local mod_dir="$src_dir/etcd" out="$key_dir/tmp-etcd" m
+    mkdir -p "$mod_dir" "$out"
+    # etcd's server module replaces its sibling modules with ../ paths, so `go install` refuses it;
+    # a wrapper module requiring all of them at the same tag builds the same thing.
+    {
+        echo "module gpuops.local/etcdbuild"
+        echo
+        echo "go 1.24"
+        echo
+        echo "require ("
+        for m in server/v3 api/v3 client/pkg/v3 client/v3 pkg/v3; do
+            echo "	go.etcd.io/etcd/$m $ETCD_VERSION"
+        done
+        echo ")"
+    } > "$mod_dir/go.mod"
+    rm -f "$mod_dir/go.sum"
+    (cd "$mod_dir" && "$GO" get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+    (cd "$mod_dir" && "$GO" build -trimpath -ldflags="-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+    install_bins "$out" etcd
+    rmdir "$out"
+}
+
+go_install() {
+    local out="$1" pkg="$2"
+    shift 2
+    GOBIN="$out" "$GO" install -trimpath "$@" "$pkg"
+}
+
+build_kwok() {
+    local out="$key_dir/tmp-kwok"
+    mkdir -p "$out"
+    go_install "$out" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" -ldflags="-s -w"
+    go_install "$out" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" -ldflags="-s -w"
+    install_bins "$out" kwok kwokctl
+    rmdir "$out"
+}
+
+build_mpi_operator() {
+    local out="$key_dir/tmp-mpi-operator"
+    mkdir -p "$out"
+    go_install "$out" "github.com/kubeflow/mpi-operator/cmd/mpi-operator@$MPI_OPERATOR_VERSION" -ldflags="-s -w"
+    install_bins "$out" mpi-operator
+    rmdir "$out"
+}
+
+step() {
+    local name="$1" start
+    shift
+    if missing "$@"; then
+        start="$(now)"
+        echo "build: $name ..." >&2
+        "build_${name//-/_}"
+        echo "build: $name took $(elapsed "$start") s" >&2
+        built_any=1
+    else
+        echo "build: $name cached" >&2
+    fi
+}
+
+step kubernetes "${kube_bins[@]}"
+step etcd etcd
+step kwok kwok kwokctl
+step mpi-operator mpi-operator
+
+# The MPIJob CRD is read at lab start from the same module version, so keep that module in the cache.
+crd_dir="$("$GO" mod download -json "github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+test -f "$crd_dir/manifests/base/kubeflow.org_mpijobs.yaml"
+
+cat > "$key_dir/versions.env" <<EOF
+KUBE_VERSION=$KUBE_VERSION
+ETCD_VERSION=$ETCD_VERSION
+KWOK_VERSION=$KWOK_VERSION
+MPI_OPERATOR_VERSION=$MPI_OPERATOR_VERSION
+GO_VERSION=$go_version
+MPIJOB_CRD=$crd_dir/manifests/base/kubeflow.org_mpijobs.yaml
+EOF
+
+if [[ "$built_any" == 1 ]]; then
+    echo "build: total $(elapsed "$total_start") s (built)" >&2
+else
+    echo "build: total $(elapsed "$total_start") s (cache complete, nothing built)" >&2
+fi
+echo "$bin_dir"

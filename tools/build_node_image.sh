@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the lab node image (Debian 12, sshd, python3) without a registry: debootstrap into a
+# folder, tar it into the cache, import the tarball into podman. Each step is skipped when its
+# result is already there, so a warm run takes a second and a fresh machine rebuilds from scratch.
+set -euo pipefail
+
+cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The packages a lab node needs for the node roles to converge on it for real: sshd and python3
+# for Ansible, iproute2/ifupdown/kmod/procps for the network and hugepages checks.
+node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg
+image_key=$(printf '%s\n' "bookworm" "$node_packages" | sha256sum | cut -c1-12)
+image_name=${GPUOPS_NODE_IMAGE:-localhost/gpuops-node:debian12-$image_key}
+tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
+
+log() { printf '[node-image] %s\n' "$*"; }
+
+if podman image exists "$image_name"; then
+    log "present: $image_name"
+    echo "$image_name"
+    exit 0
+fi
+
+if [ ! -s "$tarball" ]; then
+    started=$(date +%s)
+    rootfs=$(mktemp -d "$cache_root/images/rootfs.XXXXXX" 2>/dev/null || { mkdir -p "$cache_root/images"; mktemp -d "$cache_root/images/rootfs.XXXXXX"; })
+    trap 'rm -rf "$rootfs"' EXIT
+    log "debootstrap bookworm into $rootfs (about a minute)"
+    debootstrap --variant=minbase --include="$node_packages" bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 || {
+        tail -20 "$rootfs.log" >&2
+        echo "build_node_image: debootstrap failed; see $rootfs.log" >&2
+        exit 1
+    }
+    rm -f "$rootfs.log"
+    # sshd refuses to start without its privilege-separation dir; host keys are made per node at start.
+    mkdir -p "$rootfs/run/sshd"
+    rm -f "$rootfs"/etc/ssh/ssh_host_*
+    rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/archives/*.deb
+    tar -C "$rootfs" -cf "$tarball.partial" .
+    mv "$tarball.partial" "$tarball"
+    log "rootfs archived in $(( $(date +%s) - started )) s: $tarball"
+fi
+
+log "importing $tarball as $image_name"
+podman import --quiet \
+    --change 'CMD ["/bin/sh", "-c", "ssh-keygen -A && exec /usr/sbin/sshd -D -e"]' \
+    "$tarball" "$image_name" >/dev/null
+echo "$image_name"

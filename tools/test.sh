@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The project's test command. Installs what it needs (tools/bootstrap.sh), then runs the tiers in
+# order, stopping at the first failure:
+#   unit, sanity, lint, molecule, integration, e2e
+# Pass tier names to run only those: tools/test.sh unit lint
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root"
+
+all_tiers=(unit sanity lint molecule integration e2e)
+if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${all_tiers[@]}"); fi
+
+bash tools/bootstrap.sh
+# shellcheck disable=SC1091
+source .venv/bin/activate
+export ANSIBLE_CONFIG=$repo_root/ansible.cfg
+export PYTHONDONTWRITEBYTECODE=1
+
+banner() { printf '\n=== %s ===\n' "$*"; }
+
+run_unit() {
+    pytest -q -p no:cacheprovider tests/unit
+}
+
+# ansible-test only runs from inside ansible_collections/<namespace>/<name>/: copy the files git
+# knows about (tracked and not ignored) there, with the git metadata so it lists the same files.
+run_sanity() {
+    local sanity_root=$repo_root/.build/sanity/ansible_collections/gpuops/cluster
+    rm -rf "$repo_root/.build/sanity"
+    mkdir -p "$sanity_root"
+    git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$sanity_root/"
+    (cd "$sanity_root" && git init -q && git add -A && ansible-test sanity --venv --requirements --python 3.11 --color no)
+}
+
+run_lint() {
+    ansible-lint --profile production --strict
+}
+
+run_molecule() {
+    local scenario_dir scenario
+    local found=0
+    for scenario_dir in molecule/*/; do
+        [ -f "$scenario_dir/molecule.yml" ] || continue
+        scenario=$(basename "$scenario_dir")
+        found=1
+        banner "molecule test -s $scenario"
+        molecule test -s "$scenario"
+    done
+    [ "$found" -eq 1 ] || { echo "no molecule scenario found under molecule/" >&2; return 1; }
+}
+
+run_integration() {
+    pytest -q -p no:cacheprovider tests/integration
+}
+
+run_e2e() {
+    if [ ! -d tests/e2e ]; then
+        echo "tests/e2e does not exist yet: the end-to-end tier has nothing to run" >&2
+        return 1
+    fi
+    pytest -q -p no:cacheprovider tests/e2e
+}
+
+for tier in "${tiers[@]}"; do
+    case "$tier" in
+        unit|sanity|lint|molecule|integration|e2e) ;;
+        *) echo "unknown tier '$tier'; expected one of: ${all_tiers[*]}" >&2; exit 2 ;;
+    esac
+    banner "$tier"
+    started=$(date +%s)
+    "run_$tier"
+    printf '=== %s passed in %s s ===\n' "$tier" "$(( $(date +%s) - started ))"
+done
