@@ -4,6 +4,7 @@
 #   tools/build_kube_binaries.sh            build what is missing, print timings, print the bin dir last
 #   tools/build_kube_binaries.sh --print-dir  print the bin dir only (no build)
 #   tools/build_kube_binaries.sh --check      exit 0 when the cache is complete, 1 otherwise
+#   tools/build_kube_binaries.sh --json       print paths and pins as JSON (no build; for the lab role)
 #
 # Layout: $GPUOPS_CACHE/kube/<version-key>/bin/{etcd,kube-apiserver,kube-controller-manager,
 #         kube-scheduler,kubectl,kwok,kwokctl,mpi-operator}
@@ -46,9 +47,18 @@ case "${1:-}" in
         cache_complete
         exit $?
         ;;
+    --json)
+        if cache_complete; then complete=true; else complete=false; fi
+        printf '{"bin_dir": "%s", "key_dir": "%s", "complete": %s, "kube_version": "%s", "etcd_version": "%s",' \
+            "$bin_dir" "$key_dir" "$complete" "$KUBE_VERSION" "$ETCD_VERSION"
+        printf ' "kwok_version": "%s", "mpi_operator_version": "%s", "mpijob_crd": "%s"}\n' \
+            "$KWOK_VERSION" "$MPI_OPERATOR_VERSION" \
+            "$GPUOPS_CACHE/go/mod/github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION/manifests/base/kubeflow.org_mpijobs.yaml"
+        exit 0
+        ;;
     "") ;;
     *)
-        echo "usage: $0 [--print-dir|--check]" >&2
+        echo "usage: $0 [--print-dir|--check|--json]" >&2
         exit 2
         ;;
 esac
