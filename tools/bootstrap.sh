@@ -59,7 +59,6 @@ create_virtualenv() {
     if [ ! -x "$venv_dir/bin/ansible-playbook" ] || [ ! -f "$venv_dir/.complete" ]; then
         log "creating virtualenv $venv_dir"
         rm -rf "$venv_dir"
-        mkdir -p "$cache_root/venv"
         python3 -m venv "$venv_dir"
         "$venv_dir/bin/pip" install --quiet --disable-pip-version-check --upgrade pip==25.3
         "$venv_dir/bin/pip" install --quiet --disable-pip-version-check -r "$repo_root/requirements.txt"
@@ -79,6 +78,12 @@ link_collection() {
 
 install_debian_packages
 configure_podman
+# Concurrent runs (several checkouts, or a test run beside a lab run) share the cache: one builds
+# a given virtualenv, the others wait for it.
+mkdir -p "$cache_root/venv"
+exec 9>"$cache_root/venv/.lock"
+flock 9
 create_virtualenv
+flock -u 9
 link_collection
 log "done"

@@ -25,12 +25,40 @@ run_unit() {
 
 # ansible-test only runs from inside ansible_collections/<namespace>/<name>/: copy the files git
 # knows about (tracked and not ignored) there, with the git metadata so it lists the same files.
+# It runs from a virtualenv of its own holding only the matching ansible-core, and installs each
+# test's pinned requirements into per-test virtualenvs (--requirements), bootstrapping pip there
+# with tools/ansible_test_pip_bootstrap.py instead of a script it would download.
 run_sanity() {
+    local core_version sanity_venv pip_version
+    core_version=$(python -c 'import ansible; print(ansible.__version__)')
+    sanity_venv=${GPUOPS_CACHE:-$HOME/.cache/gpuops}/sanity-venv/$core_version
+    if [ ! -x "$sanity_venv/bin/ansible-test" ]; then
+        python3 -m venv "$sanity_venv"
+        "$sanity_venv/bin/pip" install --quiet "ansible-core==$core_version"
+    fi
+    pip_version=$("$sanity_venv/bin/python" - <<'PY'
+import pathlib, re, ansible_test
+source = (pathlib.Path(ansible_test.__file__).parent / '_internal' / 'python_requirements.py').read_text()
+print(re.search(r"pip='([0-9.]+)'", source).group(1))
+PY
+)
+    mkdir -p "$HOME/.ansible/test/cache"
+    cp tools/ansible_test_pip_bootstrap.py "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+
     local sanity_root=$repo_root/.build/sanity/ansible_collections/gpuops/cluster
     rm -rf "$repo_root/.build/sanity"
     mkdir -p "$sanity_root"
     git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$sanity_root/"
-    (cd "$sanity_root" && git init -q && git add -A && ansible-test sanity --venv --requirements --python 3.11 --color no)
+    # ansible-test resolves other collections beside this one: link the dependencies from galaxy.yml
+    # out of the ansible package.
+    local bundled dependency
+    bundled=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ansible_collections
+    for dependency in $(python -c 'import yaml; print(" ".join(yaml.safe_load(open("galaxy.yml"))["dependencies"]))'); do
+        mkdir -p "$repo_root/.build/sanity/ansible_collections/${dependency%%.*}"
+        ln -s "$bundled/${dependency//.//}" "$repo_root/.build/sanity/ansible_collections/${dependency//.//}"
+    done
+    (cd "$sanity_root" && git init -q && git add -A \
+        && "$sanity_venv/bin/ansible-test" sanity --local --requirements --python 3.11 --color no)
 }
 
 run_lint() {
