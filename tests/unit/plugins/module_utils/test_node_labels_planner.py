@@ -6,16 +6,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
-import threading
 import time
 
 import pytest
 
+from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels import (
     ApplyError,
     ConflictError,
     InvalidSpecError,
+    KubernetesNodeApi,
     NodeLabelsError,
     NodeSpec,
     UnknownNodesError,
@@ -26,77 +26,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels import 
     qualified_name_problems,
     reconcile,
 )
-
-
-def merge_patch(target, patch):
-    """RFC 7386 JSON merge patch, as the apiserver applies application/merge-patch+json."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
-class FakeNodeApi(object):
-    """An in-memory apiserver for nodes: merge patches, resourceVersion checks, call accounting."""
-
-    def __init__(self, nodes, patch_delay=0.0, fail=None):
-        self.nodes = dict((node["metadata"]["name"], copy.deepcopy(node)) for node in nodes)
-        self.patch_delay = patch_delay
-        self.fail = fail or {}
-        self.calls = []
-        self.lock = threading.Lock()
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.before_patch = None
-
-    def list_nodes(self):
-        with self.lock:
-            self.calls.append(("list",))
-            return copy.deepcopy(list(self.nodes.values()))
-
-    def get_node(self, name):
-        with self.lock:
-            self.calls.append(("get", name))
-            return copy.deepcopy(self.nodes[name])
-
-    def patch_node(self, name, patch):
-        with self.lock:
-            self.calls.append(("patch", name, copy.deepcopy(patch)))
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            if self.before_patch:
-                self.before_patch(self, name)
-            time.sleep(self.patch_delay)
-            if name in self.fail:
-                raise NodeLabelsError(self.fail[name])
-            with self.lock:
-                node = self.nodes[name]
-                wanted_version = (patch.get("metadata") or {}).get("resourceVersion")
-                if wanted_version is not None and wanted_version != node["metadata"]["resourceVersion"]:
-                    raise ConflictError("conflict")
-                updated = merge_patch(node, patch)
-                updated["metadata"]["resourceVersion"] = str(int(node["metadata"]["resourceVersion"]) + 1)
-                self.nodes[name] = updated
-                return copy.deepcopy(updated)
-        finally:
-            with self.lock:
-                self.in_flight -= 1
-
-    def patches(self):
-        return [call for call in self.calls if call[0] == "patch"]
-
-
-def node(name, labels=None, taints=None, version="1"):
-    body = {"metadata": {"name": name, "labels": dict(labels or {}), "resourceVersion": version}, "spec": {}}
-    if taints is not None:
-        body["spec"]["taints"] = taints
-    return body
 
 
 BASE_LABELS = {"kubernetes.io/hostname": "x", "kubernetes.io/os": "linux"}
@@ -414,3 +343,53 @@ def test_conflicts_that_never_end_fail_the_node():
     with pytest.raises(ApplyError, match="a: conflict"):
         apply_changes(api, changes, desired, "present")
     assert len(api.patches()) == 4
+
+
+# ------------------------------------------------------------------------------ the client adapter
+
+
+class RecordingApiClient(object):
+    def __init__(self, answer=None, error=None):
+        self.answer = answer
+        self.error = error
+        self.calls = []
+
+    def call_api(self, path, method, **kwargs):
+        self.calls.append((path, method, kwargs))
+        if self.error is not None:
+            raise self.error
+        return self.answer
+
+
+def api_exception(status, reason, message):
+    from kubernetes.client.exceptions import ApiException
+
+    error = ApiException(status=status, reason=reason)
+    error.body = '{"kind": "Status", "message": "%s"}' % message
+    return error
+
+
+def test_patch_is_sent_as_json_merge_patch():
+    client = RecordingApiClient(answer={"metadata": {"name": "a"}})
+    KubernetesNodeApi(client, request_timeout=7).patch_node("a", {"metadata": {"labels": {"x": None}}})
+    ((path, method, kwargs),) = client.calls
+    assert (path, method) == ("/api/v1/nodes/{name}", "PATCH")
+    assert kwargs["path_params"] == {"name": "a"}
+    assert kwargs["header_params"]["Content-Type"] == "application/merge-patch+json"
+    assert kwargs["body"] == {"metadata": {"labels": {"x": None}}}
+    assert kwargs["_request_timeout"] == 7
+    assert kwargs["auth_settings"] == ["BearerToken"]
+
+
+def test_list_returns_the_items_as_dicts():
+    client = RecordingApiClient(answer={"kind": "NodeList", "items": [{"metadata": {"name": "a"}}]})
+    assert KubernetesNodeApi(client).list_nodes() == [{"metadata": {"name": "a"}}]
+    assert client.calls[0][:2] == ("/api/v1/nodes", "GET")
+
+
+def test_conflict_and_other_http_errors_are_translated():
+    with pytest.raises(ConflictError):
+        KubernetesNodeApi(RecordingApiClient(error=api_exception(409, "Conflict", "changed"))).patch_node("a", {})
+    with pytest.raises(NodeLabelsError) as caught:
+        KubernetesNodeApi(RecordingApiClient(error=api_exception(403, "Forbidden", "nodes is forbidden"))).list_nodes()
+    assert str(caught.value) == "listing nodes: HTTP 403 Forbidden: nodes is forbidden"
