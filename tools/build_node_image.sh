@@ -15,6 +15,12 @@ tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
 
 log() { printf '[node-image] %s\n' "$*"; }
 
+# --name: print the image name this script builds, and nothing else.
+if [ "${1:-}" = --name ]; then
+    echo "$image_name"
+    exit 0
+fi
+
 if podman image exists "$image_name"; then
     log "present: $image_name"
     echo "$image_name"
