@@ -1,4 +1,6 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
+ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
+
 .PHONY: lab lab-down test unit sanity lint molecule integration e2e bootstrap node-image
 
 bootstrap:
@@ -6,6 +8,13 @@ bootstrap:
 
 node-image: bootstrap
 	bash tools/build_node_image.sh
+
+lab: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab_nodes.yml
+	$(ANSIBLE_PLAYBOOK) playbooks/prepare_nodes.yml
+
+lab-down: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab_nodes.yml -e lab_state=absent
 
 test:
 	bash tools/test.sh
