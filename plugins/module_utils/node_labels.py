@@ -214,8 +214,8 @@ def normalize_nodes(nodes, labels=None, taints=None, state="present"):
         if normalized is None:
             continue
         if any((t["key"], t["effect"]) == (normalized["key"], normalized["effect"]) for t in common_taints):
-            problems.append("taints: taint {0}:{1} is given more than once".format(normalized["key"],
-                                                                                  normalized["effect"]))
+            problems.append("taints: taint {0}:{1} is given more than once".format(
+                normalized["key"], normalized["effect"]))
         common_taints.append(normalized)
 
     entries = []
@@ -479,8 +479,8 @@ class KubernetesNodeApi(object):
         except ApiException as error:
             if error.status == 409:
                 raise ConflictError("conflict: {0}: the node changed meanwhile".format(what))
-            raise NodeLabelsError("{0}: HTTP {1} {2}: {3}".format(what, error.status, error.reason,
-                                                                   _api_message(error)))
+            raise NodeLabelsError("{0}: HTTP {1} {2}: {3}".format(
+                what, error.status, error.reason, _api_message(error)))
 
     def list_nodes(self):
         return self._call("listing nodes", "GET", "/api/v1/nodes").get("items") or []

@@ -11,7 +11,8 @@ DOCUMENTATION = r"""
 module: gpu_facts
 short_description: Gather NVIDIA GPU, hugepage and network interface facts from a node
 version_added: 0.1.0
-author: gpuops maintainers
+author:
+  - gpuops maintainers (@gpuops)
 description:
   - Runs C(nvidia-smi --query-gpu=... --format=csv,noheader,nounits), plain C(nvidia-smi) (for the
     CUDA version) and C(nvidia-smi topo -m) (NVLink, CPU and NUMA affinity, NICs near each GPU).
@@ -45,8 +46,10 @@ attributes:
     description: Only reads; runs the same in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is nothing to show.
   facts:
     support: full
+    description: Returns C(gpuops_gpu), C(gpuops_hugepages) and C(gpuops_nics) as facts.
 notes:
   - Facts are returned as C(gpuops_gpu), C(gpuops_hugepages) and C(gpuops_nics).
 seealso:

@@ -11,7 +11,8 @@ DOCUMENTATION = r"""
 module: node_labels
 short_description: Set labels and taints on many Kubernetes nodes at once
 version_added: 0.1.0
-author: gpuops maintainers
+author:
+  - gpuops maintainers (@gpuops)
 description:
   - Brings the labels (and optionally the taints) of many nodes to a desired state in one task.
   - Every key, value and taint effect is checked against the Kubernetes syntax rules before any API

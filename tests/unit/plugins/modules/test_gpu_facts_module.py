@@ -72,8 +72,8 @@ def test_h100_facts_through_the_module(monkeypatch):
     assert set(result["ansible_facts"]) == {"gpuops_gpu"}
     # A list argv, never a shell string, and a C locale so the parsers see the English messages.
     assert calls[0][0][0] == "/usr/bin/nvidia-smi"
-    assert all(isinstance(argv, list) for argv, _ in calls)
-    assert all(kwargs.get("environ_update") == {"LC_ALL": "C"} for _, kwargs in calls)
+    assert all(isinstance(argv, list) for argv, dummy in calls)
+    assert all(kwargs.get("environ_update") == {"LC_ALL": "C"} for dummy, kwargs in calls)
 
 
 def test_no_nvidia_smi_is_not_a_failure(monkeypatch):
