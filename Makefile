@@ -1,7 +1,7 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
 ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
 
-.PHONY: lab lab-down test unit sanity lint molecule integration e2e bootstrap node-image
+.PHONY: lab lab-down test unit sanity lint molecule integration bootstrap node-image
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -19,5 +19,5 @@ lab-down: bootstrap
 test:
 	bash tools/test.sh
 
-unit sanity lint molecule integration e2e:
+unit sanity lint molecule integration:
 	bash tools/test.sh $@

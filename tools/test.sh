@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command. Installs what it needs (tools/bootstrap.sh), then runs the tiers in
 # order, stopping at the first failure:
-#   unit, sanity, lint, molecule, integration, e2e
+#   unit, sanity, lint, molecule, integration
 # Pass tier names to run only those: tools/test.sh unit lint
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
-all_tiers=(unit sanity lint molecule integration e2e)
+all_tiers=(unit sanity lint molecule integration)
 if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${all_tiers[@]}"); fi
 
 bash tools/bootstrap.sh
@@ -82,17 +82,9 @@ run_integration() {
     pytest -q -p no:cacheprovider tests/integration
 }
 
-run_e2e() {
-    if [ ! -d tests/e2e ]; then
-        echo "tests/e2e does not exist yet: the end-to-end tier has nothing to run" >&2
-        return 1
-    fi
-    pytest -q -p no:cacheprovider tests/e2e
-}
-
 for tier in "${tiers[@]}"; do
     case "$tier" in
-        unit|sanity|lint|molecule|integration|e2e) ;;
+        unit|sanity|lint|molecule|integration) ;;
         *) echo "unknown tier '$tier'; expected one of: ${all_tiers[*]}" >&2; exit 2 ;;
     esac
     banner "$tier"
