@@ -28,14 +28,19 @@ __metaclass__ = type
 
 import re
 
-# The line format this collection's benchmark prints on every rank, in addition to Horovod's own
-# lines (which only rank 0 prints). Host is optional. Examples:
+# The lines this collection's benchmark prints on every rank, in addition to Horovod's own lines
+# (which only rank 0 prints). Host is optional. Examples:
 #   Rank 3 on node-b: Iter #0: 97.1 img/sec per GPU
 #   Rank 3 on node-b: Img/sec per GPU: 97.4 +-1.2
+#   Rank 3 on node-b: Compute img/sec per GPU: 99.0 +-0.8
 #   Rank 3: Img/sec per CPU: 4.2 +-0.3
+# "Img/sec" is the rank's wall-clock throughput, waits for other ranks included: these add up to
+# the run's total. "Compute img/sec" times only the rank's own forward and backward passes: in
+# synchronous training every rank waits for the slowest, so only this figure tells which one it is.
 PER_RANK_FORMAT = (
-    "Rank <R>[ on <host>]: Iter #<N>: <X> img/sec per <GPU|CPU>  and  "
-    "Rank <R>[ on <host>]: Img/sec per <GPU|CPU>: <X> +-<Y>"
+    "Rank <R>[ on <host>]: Iter #<N>: <X> img/sec per <GPU|CPU>, "
+    "Rank <R>[ on <host>]: Img/sec per <GPU|CPU>: <X> +-<Y>, "
+    "Rank <R>[ on <host>]: Compute img/sec per <GPU|CPU>: <X> +-<Y>"
 )
 
 EXPECTED_FORMATS = (
@@ -58,7 +63,7 @@ _MODEL = re.compile(r"^Model:\s+(\S+)")
 _BATCH = re.compile(r"^Batch size:\s+(\d+)(\s+global)?\s*$")
 _BATCH_PER_DEVICE = re.compile(r"^\s+(\d+(?:\.\d+)?) per device\s*$")
 _NUMBER_OF_DEVICES = re.compile(r"^Number of (GPU|CPU)s:\s+(\d+)")
-_WARMUP = re.compile(r"^Running warm ?up")
+_WARMUP = re.compile(r"^Running warmup\.\.\.")
 _BENCHMARK_START = re.compile(r"^Running benchmark")
 _ITER = re.compile(r"^Iter #(\d+):\s+" + _NUMBER + r" img/sec per (GPU|CPU)")
 _IMG_PER_DEVICE = re.compile(r"^Img/sec per (GPU|CPU):\s+" + _NUMBER + r"\s*\+-\s*" + _NUMBER)
@@ -69,6 +74,9 @@ _RANK_PREFIX = r"^Rank (\d+)(?: on ([^\s:]+))?:\s+"
 _RANK_ITER = re.compile(_RANK_PREFIX + r"Iter #(\d+):\s+" + _NUMBER + r" img/sec per (GPU|CPU)")
 _RANK_SUMMARY = re.compile(
     _RANK_PREFIX + r"Img/sec per (GPU|CPU):\s+" + _NUMBER + r"\s*\+-\s*" + _NUMBER
+)
+_RANK_COMPUTE = re.compile(
+    _RANK_PREFIX + r"Compute img/sec per (GPU|CPU):\s+" + _NUMBER + r"\s*\+-\s*" + _NUMBER
 )
 
 _TF_VERSION = re.compile(r"^TensorFlow:\s+(\S+)")
@@ -92,7 +100,7 @@ _NCCL_CONNECTION = re.compile(
     r"(?:\s*\[(send|receive)\])?\s+via\s+(.+?)\s*$"
 )
 _NCCL_INIT_COMPLETE = re.compile(
-    r"comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) cudaDev (\d+).*?Init COMPLETE"
+    r"comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) cudaDev (\d+).*?(?:commId (0x[0-9a-fA-F]+) )?- Init COMPLETE"
 )
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
 _MPI_ABORT = re.compile(
@@ -189,6 +197,7 @@ class TrainingLog(object):
         # This collection's per-rank lines.
         self.rank_iterations = {}
         self.rank_summaries = {}
+        self.rank_compute = {}
         self.rank_hosts = {}
         # tf_cnn_benchmarks, keyed by rank (None when untagged).
         self.tf_devices = None
@@ -269,7 +278,8 @@ def _parse_nccl(log, line, body):
         return
     bootstrap = _NCCL_BOOTSTRAP.match(body)
     if bootstrap:
-        _append_unique(log.nccl_bootstrap, bootstrap.group(1).split("<")[0])
+        # NCCL 2.7 wrote "[0]eth0:10.0.0.1<0>", later versions "eth0:10.0.0.1<0>".
+        _append_unique(log.nccl_bootstrap, re.sub(r"^\[\d+\]", "", bootstrap.group(1)).split("<")[0])
         return
     connection = _NCCL_CONNECTION.match(body)
     if connection:
@@ -280,7 +290,10 @@ def _parse_nccl(log, line, body):
         return
     init = _NCCL_INIT_COMPLETE.search(body)
     if init:
-        comm = log.nccl_comms.setdefault(init.group(1), {"nranks": int(init.group(3)), "ranks": {}})
+        # Every process has its own comm pointer; one communicator is what they share: its commId
+        # where NCCL prints it (2.12 and later), else its size.
+        key = init.group(5) or "nranks=%s" % init.group(3)
+        comm = log.nccl_comms.setdefault(key, {"nranks": int(init.group(3)), "ranks": {}})
         comm["ranks"][int(init.group(2))] = line.get("host")
 
 
@@ -318,6 +331,15 @@ def _parse_rank_line(log, text, tagged_rank):
             log.rank_hosts[rank] = summary.group(2)
         log.rank_summaries[rank] = (_number(summary.group(4)), _number(summary.group(5)))
         _set_device(log, summary.group(3))
+        log.add_source("per_rank")
+        return True
+    compute = _RANK_COMPUTE.match(text)
+    if compute:
+        rank = int(compute.group(1))
+        if compute.group(2):
+            log.rank_hosts[rank] = compute.group(2)
+        log.rank_compute[rank] = (_number(compute.group(4)), _number(compute.group(5)))
+        _set_device(log, compute.group(3))
         log.add_source("per_rank")
         return True
     return False

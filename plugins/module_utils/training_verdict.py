@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import io
 import json
 import math
@@ -31,7 +32,12 @@ REPORT_MODE = 0o644
 
 
 class TrainingReportError(Exception):
-    """Bad input or a log that cannot be judged; the message says what was expected."""
+    """Bad input or a log that cannot be judged; the message says what was expected. library names
+    a missing Python library, for the module to report with Ansible's usual wording."""
+
+    def __init__(self, message, library=None):
+        super(TrainingReportError, self).__init__(message)
+        self.library = library
 
 
 def _round(value, digits=3):
@@ -159,6 +165,9 @@ def _per_rank(log, warnings):
             entries[rank] = {"img_per_sec": mean, "spread": spread, "iterations": len(values),
                              "source": "per-rank lines"}
         return entries, series, "per_rank"
+    if log.rank_compute:
+        warnings.append("ranks printed only 'Compute img/sec' lines: without their wall-clock 'Img/sec' lines "
+                        "the run's total comes from rank 0")
     if log.tf_steps:
         tagged = [rank for rank in log.tf_steps if rank is not None]
         if tagged:
@@ -292,6 +301,9 @@ def build_report(log, options):
             "iterations": entry["iterations"],
             "source": entry["source"],
         })
+        if rank in log.rank_compute:
+            per_rank[-1]["compute_img_per_sec"] = _round(log.rank_compute[rank][0])
+            per_rank[-1]["compute_spread"] = _round(log.rank_compute[rank][1])
 
     # Per device: pooled over every rank that printed figures.
     per_device = None
@@ -330,28 +342,38 @@ def build_report(log, options):
                  "source": "mean per device x %d devices" % devices}
     total["reported"] = _round(reported_total)
 
-    # Slow ranks: the case Horovod's own total cannot show.
+    # Slow ranks: what Horovod's own figures cannot show. In synchronous training every rank waits
+    # for the slowest at each step, so wall-clock figures come out alike; each rank's compute
+    # figure, where printed, is what names the one holding the others back.
     tolerance = options.get("slow_rank_tolerance") or DEFAULT_SLOW_RANK_TOLERANCE
     slow = []
-    if len(entries) >= 2:
-        median = _median([entry["img_per_sec"] for entry in entries.values()])
-        for item in per_rank:
-            relative = item["img_per_sec"] / median if median else None
+    compared = [item for item in per_rank if "compute_img_per_sec" in item]
+    figure = "compute_img_per_sec"
+    if len(compared) < 2:
+        compared, figure = per_rank, "img_per_sec"
+    if len(compared) >= 2:
+        median = _median([item[figure] for item in compared])
+        for item in compared:
+            relative = item[figure] / median if median else None
             item["relative_to_median"] = _round(relative, 3)
             if relative is not None and relative < 1 - tolerance:
                 slow.append(item)
         for item in slow:
-            warnings.append("rank %d%s is slow: %.1f img/sec, %.0f%% of the median rank (%.1f)" % (
-                item["rank"], " on %s" % item["host"] if item["host"] else "", item["img_per_sec"],
-                100 * item["relative_to_median"], median))
+            warnings.append("rank %d%s is slow: %.1f %s, %.0f%% of the median rank (%.1f)%s" % (
+                item["rank"], " on %s" % item["host"] if item["host"] else "", item[figure],
+                "img/sec of compute" if figure == "compute_img_per_sec" else "img/sec",
+                100 * item["relative_to_median"], median,
+                "; in synchronous training every rank waits for it" if figure == "compute_img_per_sec" else ""))
+        if slow and log.reported_total:
+            warnings.append("Horovod's 'Total img/sec' (%.1f) is rank 0's figure times %d: it does not show "
+                            "the slow rank(s) %s" % (log.reported_total[1], log.reported_total[0],
+                                                      _ranks_text(item["rank"] for item in slow)))
     if reported_total is not None and every_rank_known and total["mean"]:
         difference = reported_total / total["mean"] - 1
         if abs(difference) > TOTAL_MISMATCH_TOLERANCE:
             warnings.append(
                 "the printed total (%.1f img/sec) differs by %+.0f%% from the sum over ranks (%.1f): "
-                "it is rank 0's figure times the world size%s" % (
-                    reported_total, 100 * difference, total["mean"],
-                    " and hides the slow rank(s)" if slow else ""))
+                "it is rank 0's figure times the world size" % (reported_total, 100 * difference, total["mean"]))
 
     missing = _completeness(log, entries, source, ranks)
     if missing:
@@ -442,8 +464,14 @@ def check_thresholds(report, options):
         if mean is None:
             failures.append("img/sec per %s is unknown, the minimum is %g" % (device, minimum))
         elif mean < minimum or below:
-            detail = "; below it: %s" % ", ".join(
-                "rank %d (%.1f)" % (item["rank"], item["img_per_sec_per_device"]) for item in below) if below else ""
+            if below and len(below) == len(report["per_rank"]) and len(below) > 1:
+                detail = "; all %d ranks are below it" % len(below)
+            elif below:
+                shown = ", ".join("rank %d (%.1f)" % (item["rank"], item["img_per_sec_per_device"])
+                                  for item in below[:8])
+                detail = "; below it: %s%s" % (shown, " and %d more" % (len(below) - 8) if len(below) > 8 else "")
+            else:
+                detail = ""
             failures.append("img/sec per %s is under the minimum %g: mean %.1f%s" % (device, minimum, mean, detail))
     minimum = options.get("min_scaling_efficiency")
     if minimum is not None:
@@ -507,12 +535,16 @@ def render_chart(report):
                       linewidth=1, label="rank %d" % rank)
         axes.set_xlabel("step" if "tf_cnn_benchmarks" in report["sources"] else "iteration")
         if len(by_rank) <= 16:
-            axes.legend(fontsize="small", ncol=2 if len(by_rank) > 8 else 1)
+            axes.legend(fontsize="x-small", ncol=4 if len(by_rank) > 8 else 2, loc="lower right")
     else:
         ranks = [item["rank"] for item in report["per_rank"]]
         axes.bar([str(rank) for rank in ranks], [item["img_per_sec"] for item in report["per_rank"]],
                  yerr=[item["spread"] or 0 for item in report["per_rank"]])
         axes.set_xlabel("rank")
+    # From zero, so that iteration jitter does not look like a collapse and a slow rank stands out.
+    highest = max([point["img_per_sec"] or 0 for point in report["iterations"]]
+                  + [item["img_per_sec"] + (item["spread"] or 0) for item in report["per_rank"]] + [1])
+    axes.set_ylim(0, highest * 1.15)
     axes.set_ylabel("img/sec per rank")
     axes.set_title("%s, %d %s(s), batch %s" % (report["model"] or "model", report["ranks"], device,
                                                 report["batch_size"] if report["batch_size"] else "?"),
@@ -529,7 +561,8 @@ def render_chart(report):
         axes.set_ylabel("img/sec in total")
         axes.set_title("scaling efficiency %.1f%%" % (100 * report["scaling_efficiency"]), fontsize="medium")
         axes.grid(True, axis="y", alpha=0.3)
-    figure.tight_layout()
+    # Fixed margins rather than tight_layout(), which draws the whole figure once more.
+    figure.subplots_adjust(left=0.08 if scaling else 0.12, right=0.98, bottom=0.12, top=0.92, wspace=0.25)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
@@ -560,3 +593,71 @@ def write_file(path, content, mode=REPORT_MODE):
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def read_log(options):
+    """The log's text from content or from the file at src."""
+    if options.get("content") is not None:
+        return options["content"]
+    path = options.get("src")
+    if not path:
+        raise TrainingReportError("one of src (a log file) or content (the log itself) is required")
+    if not os.path.exists(path):
+        raise TrainingReportError("src: %s does not exist; expected the benchmark's log file" % path)
+    if os.path.isdir(path):
+        raise TrainingReportError("src: %s is a directory; expected the benchmark's log file" % path)
+    try:
+        with io.open(path, "r", encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except (IOError, OSError) as error:
+        raise TrainingReportError("src: cannot read %s: %s" % (path, error))
+
+
+def _binary_summary(content):
+    if content is None:
+        return ""
+    return "PNG image, %d bytes, sha256 %s\n" % (len(content), hashlib.sha256(content).hexdigest())
+
+
+def run_training_report(params, check_mode=False, diff=False, warn=None):
+    """Everything the module does: validate, read, judge, write the files that changed.
+
+    Returns the module result: the report's fields (its warnings as log_warnings, since Ansible
+    reserves 'warnings'), changed, the paths and, when asked, the diff."""
+    options = dict(params)
+    validate_options(options)
+    if options.get("chart_path") and not chart_available():
+        raise TrainingReportError("chart_path needs the matplotlib Python library", library="matplotlib")
+    report = build_report(parse(read_log(options)), options)
+
+    outputs = []
+    if options.get("report_path"):
+        outputs.append(("report", options["report_path"], report_json(report).encode("utf-8")))
+    if options.get("chart_path"):
+        outputs.append(("chart", options["chart_path"], render_chart(report)))
+    changed = False
+    diffs = []
+    for kind, path, content in outputs:
+        file_changed, previous = file_state(path, content)
+        if file_changed and not check_mode:
+            write_file(path, content)
+        changed = changed or file_changed
+        if kind == "report":
+            before = previous.decode("utf-8", "replace") if previous is not None else ""
+            after = content.decode("utf-8")
+        else:
+            before, after = _binary_summary(previous), _binary_summary(content)
+        diffs.append({"before_header": path, "after_header": path, "before": before, "after": after})
+
+    result = dict(report)
+    result["log_warnings"] = result.pop("warnings")
+    result["changed"] = changed
+    for kind in ("report_path", "chart_path"):
+        if options.get(kind):
+            result[kind] = options[kind]
+    if diff and diffs:
+        result["diff"] = diffs
+    if warn is not None:
+        for message in result["log_warnings"]:
+            warn(message)
+    return result

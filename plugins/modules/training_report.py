@@ -1,0 +1,352 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: training_report
+short_description: Judge a distributed training benchmark from its log
+version_added: 0.1.0
+description:
+  - Reads the output of a Horovod synthetic benchmark (PyTorch or TensorFlow), of this collection's
+    benchmark program, or of tf_cnn_benchmarks, as printed directly, through C(mpirun --tag-output)
+    or through C(horovodrun), together with any C(NCCL_DEBUG=INFO) lines.
+  - Returns the number of ranks, images per second per device and in total, every rank's own
+    figure, the NCCL transports actually used, the scaling efficiency against a single-device
+    baseline, and warnings such as a log that ends before the final result or a rank much slower
+    than the others.
+  - Fails when any threshold is unmet, listing all of them, and when the run did not finish. An
+    empty log, or one with no throughput figure, is an error naming the formats expected.
+  - Optionally writes the verdict as a JSON report and a PNG chart. Files are only rewritten when
+    their content changes.
+  - Horovod's C(Total img/sec) line is rank 0's figure multiplied by the number of ranks. When every
+    rank prints its own line (C(Rank R: Img/sec per GPU: X +-Y), see the collection's
+    docs/training_report.md) the total is the sum over ranks instead, and a slow rank shows.
+author:
+  - gpuops maintainers
+options:
+  src:
+    description:
+      - Path of the log file on the target.
+      - Mutually exclusive with O(content); one of them is required.
+    type: path
+  content:
+    description:
+      - The log itself, for example the registered output of a launcher.
+      - Mutually exclusive with O(src); one of them is required.
+    type: str
+  expect_ranks:
+    description:
+      - Number of ranks (processes) the run must show. Fails otherwise.
+    type: int
+  min_img_per_sec_per_device:
+    description:
+      - Minimum images per second per GPU (or CPU). Fails when the mean, or any rank that printed
+        its own figure, is below it.
+    type: float
+  baseline_img_per_sec:
+    description:
+      - Images per second of the same model and batch size on a single device. Enables
+        RV(scaling_efficiency).
+    type: float
+  min_scaling_efficiency:
+    description:
+      - Minimum scaling efficiency, a fraction where 1.0 is linear scaling.
+      - Needs O(baseline_img_per_sec).
+    type: float
+  require_transport:
+    description:
+      - NCCL transports that must carry at least one ring or channel connection, for example
+        V(NET/IB) for InfiniBand (or RoCE) between nodes, V(NET/Socket), V(P2P) or V(SHM).
+      - Fails for each one missing, naming the transports NCCL used instead. Needs the log of a run
+        with C(NCCL_DEBUG=INFO).
+    type: list
+    elements: str
+  slow_rank_tolerance:
+    description:
+      - A rank whose images per second are below the median rank's by more than this fraction is
+        reported in RV(log_warnings).
+    type: float
+    default: 0.1
+  report_path:
+    description:
+      - Where to write the verdict as JSON (mode 0644). Its directory must exist.
+    type: path
+  chart_path:
+    description:
+      - Where to write a PNG chart of throughput per iteration per rank, with a scaling panel when
+        O(baseline_img_per_sec) is given (mode 0644). Its directory must exist.
+      - Needs the matplotlib Python library on the target.
+    type: path
+requirements:
+  - matplotlib (only for O(chart_path))
+extends_documentation_fragment: []
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be written without writing it.
+  diff_mode:
+    support: full
+    description: Shows the JSON report before and after.
+notes:
+  - The module reads and judges a log; it does not run the benchmark.
+  - Figures are images per second as the benchmark printed them. Horovod's C(+-) is 1.96 standard
+    deviations of the per-iteration figures; spreads computed here follow the same convention.
+seealso:
+  - name: Reading a training report
+    description: The report's fields, what scaling efficiency means and why per-rank numbers matter.
+    link: https://example.invalid/gpuops/cluster/docs/training_report.md
+"""
+
+EXAMPLES = r"""
+- name: Judge a 16-GPU run over InfiniBand
+  gpuops.cluster.training_report:
+    src: /var/log/gpuops/benchmark-16gpu.log
+    expect_ranks: 16
+    min_img_per_sec_per_device: 2000
+    baseline_img_per_sec: 2470
+    min_scaling_efficiency: 0.9
+    require_transport:
+      - NET/IB
+    report_path: /var/log/gpuops/benchmark-16gpu.json
+    chart_path: /var/log/gpuops/benchmark-16gpu.png
+  register: verdict
+
+- name: Judge the launcher output registered by an earlier task
+  gpuops.cluster.training_report:
+    content: "{{ launcher.stdout }}"
+    expect_ranks: 4
+  register: verdict
+
+- name: Show the figures even when a threshold fails
+  gpuops.cluster.training_report:
+    src: /tmp/benchmark.log
+    min_img_per_sec_per_device: 300
+  register: verdict
+  ignore_errors: true
+
+- name: Print the failures
+  ansible.builtin.debug:
+    var: verdict.failures
+"""
+
+RETURN = r"""
+passed:
+  description: Whether the run finished and every threshold was met.
+  returned: success or threshold failure
+  type: bool
+  sample: false
+failures:
+  description: One sentence per unmet threshold, and one when the run did not finish.
+  returned: success or threshold failure
+  type: list
+  elements: str
+  sample: ["transport NET/IB is required but NCCL connected over NET/Socket x8, P2P x28"]
+log_warnings:
+  description:
+    - What deserves a look without failing the run, such as a slow rank, a log that ends before the
+      final result or a printed total that hides a slow rank. Also emitted as Ansible warnings.
+    - The JSON report calls this list C(warnings).
+  returned: success or threshold failure
+  type: list
+  elements: str
+  sample: ["rank 5 on v100-node-3 is slow: 208.3 img/sec, 56% of the median rank (370.4)"]
+ranks:
+  description: Number of ranks (processes) in the run.
+  returned: success or threshold failure
+  type: int
+  sample: 16
+ranks_source:
+  description: Which lines of the log gave RV(ranks).
+  returned: success or threshold failure
+  type: str
+  sample: "Horovod 'Number of GPUs'"
+device:
+  description: V(GPU) or V(CPU), or null when the log does not say.
+  returned: success or threshold failure
+  type: str
+  sample: GPU
+devices_per_rank:
+  description: Devices driven by each rank; 1 for Horovod, more for a multi-GPU tf_cnn_benchmarks process.
+  returned: success or threshold failure
+  type: int
+  sample: 1
+model:
+  description: The model benchmarked.
+  returned: success or threshold failure
+  type: str
+  sample: resnet50
+batch_size:
+  description: Batch size per device.
+  returned: success or threshold failure
+  type: int
+  sample: 256
+framework:
+  description: V(pytorch) or V(tensorflow) when the log shows which, else null.
+  returned: success or threshold failure
+  type: str
+  sample: tensorflow
+sources:
+  description: The kinds of lines found (horovod_synthetic, per_rank, tf_cnn_benchmarks, tagged_output, nccl).
+  returned: success or threshold failure
+  type: list
+  elements: str
+  sample: ["tagged_output", "horovod_synthetic", "nccl", "per_rank"]
+img_per_sec_per_device:
+  description: Mean images per second per device over the ranks that printed figures, its spread and where it came from.
+  returned: success or threshold failure
+  type: dict
+  sample: {"mean": 2290.3, "spread": 30.0, "source": "16 rank(s)"}
+img_per_sec_total:
+  description:
+    - Images per second of the whole run. The sum over ranks when every rank printed its own figure,
+      else the printed total. C(reported) is the total the benchmark printed.
+  returned: success or threshold failure
+  type: dict
+  sample: {"mean": 36645.0, "spread": 231.8, "source": "sum over 16 ranks", "reported": 36382.1}
+per_rank:
+  description: Each rank's images per second, spread, host, number of iterations and figure relative to the median rank.
+  returned: success or threshold failure
+  type: list
+  elements: dict
+  sample: [{"rank": 0, "host": "dgx-a01", "img_per_sec": 2273.9, "img_per_sec_per_device": 2273.9,
+            "spread": 25.1, "iterations": 10, "relative_to_median": 0.993, "source": "per-rank lines"}]
+iterations:
+  description: Images per second per iteration (tf_cnn_benchmarks, per step) and rank.
+  returned: success or threshold failure
+  type: list
+  elements: dict
+  sample: [{"rank": 0, "iteration": 0, "img_per_sec": 2280.1}]
+transports:
+  description: NCCL ring or channel connections counted by transport (NET/IB, NET/Socket, P2P, SHM).
+  returned: success or threshold failure
+  type: dict
+  sample: {"NET/IB": 8, "P2P": 28}
+nccl:
+  description: What NCCL reported, or null when the log has no NCCL line.
+  returned: success or threshold failure
+  type: dict
+  contains:
+    version:
+      description: NCCL version.
+      type: str
+      sample: 2.18.5
+    cuda:
+      description: CUDA version NCCL was built with.
+      type: str
+      sample: "12.2"
+    networks:
+      description: Networks NCCL chose (C(Using network ...)).
+      type: list
+      elements: str
+      sample: ["IB"]
+    nranks:
+      description: Ranks of the largest communicator.
+      type: int
+      sample: 16
+    ranks_initialized:
+      description: Ranks of that communicator that printed C(Init COMPLETE).
+      type: int
+      sample: 16
+    communicators:
+      description: Number of distinct communicators initialised.
+      type: int
+      sample: 1
+    interfaces:
+      description: Network devices NCCL listed (IB devices with port and link layer, socket interfaces with address).
+      type: list
+      elements: dict
+      sample: [{"net": "IB", "name": "mlx5_0", "port": 1, "link_layer": "IB"}]
+    bootstrap_interfaces:
+      description: Interfaces used for bootstrap and out-of-band traffic.
+      type: list
+      elements: str
+      sample: ["ib0:10.10.1.11"]
+    hosts:
+      description: Hosts that printed NCCL lines.
+      type: list
+      elements: str
+      sample: ["dgx-a01", "dgx-a02"]
+    transport_details:
+      description: Connections counted by the exact transport text, such as C(NET/IB/0/GDRDMA) or C(P2P/IPC/read).
+      type: dict
+      sample: {"NET/IB/0/GDRDMA": 4, "P2P/IPC/read": 28}
+    warnings:
+      description: C(NCCL WARN) messages.
+      type: list
+      elements: str
+      sample: []
+baseline_img_per_sec:
+  description: The baseline given.
+  returned: success or threshold failure
+  type: float
+  sample: 2470.0
+scaling_efficiency:
+  description: Total images per second divided by (devices x baseline); null without a baseline.
+  returned: success or threshold failure
+  type: float
+  sample: 0.9273
+complete:
+  description: Whether the log holds the final result of every rank that printed figures.
+  returned: success or threshold failure
+  type: bool
+  sample: true
+thresholds:
+  description: The thresholds applied.
+  returned: success or threshold failure
+  type: dict
+  sample: {"expect_ranks": 16, "min_img_per_sec_per_device": 2000.0, "min_scaling_efficiency": 0.9,
+           "require_transport": ["NET/IB"], "slow_rank_tolerance": 0.1}
+report_path:
+  description: The JSON report's path, when one was asked for.
+  returned: when O(report_path) is set
+  type: str
+  sample: /var/log/gpuops/benchmark-16gpu.json
+chart_path:
+  description: The PNG chart's path, when one was asked for.
+  returned: when O(chart_path) is set
+  type: str
+  sample: /var/log/gpuops/benchmark-16gpu.png
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.training_verdict import (
+    TrainingReportError,
+    run_training_report,
+)
+
+ARGUMENT_SPEC = dict(
+    src=dict(type="path"),
+    content=dict(type="str"),
+    expect_ranks=dict(type="int"),
+    min_img_per_sec_per_device=dict(type="float"),
+    baseline_img_per_sec=dict(type="float"),
+    min_scaling_efficiency=dict(type="float"),
+    require_transport=dict(type="list", elements="str"),
+    slow_rank_tolerance=dict(type="float", default=0.1),
+    report_path=dict(type="path"),
+    chart_path=dict(type="path"),
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("src", "content")],
+                           required_one_of=[("src", "content")], supports_check_mode=True)
+    try:
+        result = run_training_report(module.params, module.check_mode, module._diff, warn=module.warn)
+    except TrainingReportError as error:
+        module.fail_json(msg=missing_required_lib(error.library) if error.library else str(error))
+    if not result["passed"]:
+        module.fail_json(msg="training verdict: %s" % "; ".join(result["failures"]), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
