@@ -26,10 +26,10 @@ description:
   - Optionally writes the verdict as a JSON report and a PNG chart. Files are only rewritten when
     their content changes.
   - Horovod's C(Total img/sec) line is rank 0's figure multiplied by the number of ranks. When every
-    rank prints its own line (C(Rank R: Img/sec per GPU: X +-Y), see the collection's
-    docs/training_report.md) the total is the sum over ranks instead, and a slow rank shows.
+    rank prints its own figures, in the per-rank line format described in the collection's
+    docs/training_report.md, the total is the sum over ranks instead, and a slow rank is named.
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 options:
   src:
     description:
@@ -86,7 +86,6 @@ options:
     type: path
 requirements:
   - matplotlib (only for O(chart_path))
-extends_documentation_fragment: []
 attributes:
   check_mode:
     support: full
