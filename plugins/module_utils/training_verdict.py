@@ -365,9 +365,9 @@ def build_report(log, options):
                 100 * item["relative_to_median"], median,
                 "; in synchronous training every rank waits for it" if figure == "compute_img_per_sec" else ""))
         if slow and log.reported_total:
+            slow_ranks = _ranks_text(item["rank"] for item in slow)
             warnings.append("Horovod's 'Total img/sec' (%.1f) is rank 0's figure times %d: it does not show "
-                            "the slow rank(s) %s" % (log.reported_total[1], log.reported_total[0],
-                                                      _ranks_text(item["rank"] for item in slow)))
+                            "the slow rank(s) %s" % (log.reported_total[1], log.reported_total[0], slow_ranks))
     if reported_total is not None and every_rank_known and total["mean"]:
         difference = reported_total / total["mean"] - 1
         if abs(difference) > TOTAL_MISMATCH_TOLERANCE:
@@ -402,8 +402,8 @@ def build_report(log, options):
             "transport_details": dict(log.transport_details),
             "warnings": list(log.nccl_warnings),
         }
-        if world and initialised < world["nranks"]:
-            warnings.append("NCCL completed initialisation on %d of %d ranks" % (initialised, world["nranks"]))
+        if world and len(world["ranks"]) < world["nranks"]:
+            warnings.append("NCCL completed initialisation on %d of %d ranks" % (len(world["ranks"]), world["nranks"]))
         if world and world["nranks"] != devices:
             warnings.append("NCCL's communicator has %d ranks but the benchmark reports %d %s(s)"
                             % (world["nranks"], devices, log.device or "device"))
@@ -546,9 +546,9 @@ def render_chart(report):
                   + [item["img_per_sec"] + (item["spread"] or 0) for item in report["per_rank"]] + [1])
     axes.set_ylim(0, highest * 1.15)
     axes.set_ylabel("img/sec per rank")
-    axes.set_title("%s, %d %s(s), batch %s" % (report["model"] or "model", report["ranks"], device,
-                                                report["batch_size"] if report["batch_size"] else "?"),
-                   fontsize="medium")
+    title = "%s, %d %s(s), batch %s" % (report["model"] or "model", report["ranks"], device,
+                                         report["batch_size"] if report["batch_size"] else "?")
+    axes.set_title(title, fontsize="medium")
     axes.grid(True, alpha=0.3)
     if scaling:
         axes = figure.add_subplot(1, 2, 2)

@@ -261,3 +261,35 @@ def test_file_state_and_write(tmp_path):
     os.chmod(path, 0o600)
     assert file_state(path, b"one") == (True, b"one")
     assert os.listdir(str(tmp_path)) == ["report.json"]
+
+
+def test_signs_of_trouble_in_the_log_become_warnings():
+    text = "\n".join([
+        "[1,0]<stdout>:Number of GPUs: 2",
+        "[1,0]<stdout>:h1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+        "[1,1]<stdout>:h2:1:2 [0] NCCL WARN Net : Connection closed by remote peer",
+        "[1,0]<stdout>:Rank 0 on h1: Img/sec per GPU: 100.0 +-1.0",
+        "[1,1]<stdout>:Rank 1 on h2: Img/sec per GPU: 99.0 +-1.0",
+        "[1,0]<stdout>:Img/sec per GPU: 100.0 +-1.0",
+        "[1,0]<stdout>:Total img/sec on 2 GPU(s): 200.0 +-2.0",
+        "[1,1]<stderr>:Traceback (most recent call last):",
+        "mpirun noticed that process rank 1 with PID 0 on node h2 exited on signal 9 (Killed).",
+    ]) + "\n"
+    report = report_from_text(text, {})
+    assert report["warnings"] == [
+        "NCCL completed initialisation on 1 of 2 ranks",
+        "NCCL printed 1 warning(s), the first: Net : Connection closed by remote peer",
+        "the log holds 1 Python traceback(s)",
+        "launcher: mpirun noticed that process rank 1 with PID 0 on node h2 exited on signal 9 (Killed).",
+    ]
+    assert report["passed"]
+
+
+def test_devices_per_rank_for_a_multi_gpu_tf_cnn_process():
+    text = "Batch size:  128 global\n             64 per device\nDevices:     ['/gpu:0', '/gpu:1']\n" \
+           "Variables:   replicated\n100\timages/sec: 280.0 +/- 0.2 (jitter = 0.5)\t7.9\ntotal images/sec: 279.90\n"
+    report = report_from_text(text, {"baseline_img_per_sec": 145.0, "min_img_per_sec_per_device": 150})
+    assert (report["ranks"], report["devices_per_rank"]) == (1, 2)
+    assert report["img_per_sec_per_device"]["mean"] == 140.0
+    assert report["scaling_efficiency"] == pytest.approx(280.0 / (2 * 145.0), abs=1e-4)
+    assert report["failures"] == ["img/sec per GPU is under the minimum 150: mean 140.0; below it: rank 0 (140.0)"]
