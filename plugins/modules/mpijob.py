@@ -1,0 +1,514 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: mpijob
+short_description: Create, replace or delete a Kubeflow MPIJob and wait for it, failing fast
+version_added: 0.1.0
+author:
+  - gpuops maintainers (@gpuops)
+description:
+  - Manages one MPIJob (C(kubeflow.org/v2beta1), the Kubeflow MPI Operator's API) built from high-level
+    options (image, command, workers, GPUs, slots, environment, resources including hugepages, placement)
+    or given as a raw O(definition).
+  - Every option is checked before any API call, and every problem is reported at once.
+  - Creation is idempotent. The job records the spec it was created with in the annotation
+    C(gpuops.io/applied-spec); a later run with the same spec changes nothing. A different spec fails,
+    because most of an MPIJob's spec cannot be changed, unless O(force=true), which deletes the job and
+    creates it again.
+  - With O(wait=true) it waits for the job to succeed (or run, see O(wait_for)) and returns as soon as
+    the job cannot succeed any more, not at the timeout. That is when the MPIJob has the condition
+    C(Failed), when a worker pod has failed (the MPI Operator never replaces a failed worker, so mpirun
+    has lost a rank), or when the MPI Operator rejected the job. The failure carries the reason, the
+    failing pods with their events, the MPIJob's events and the tail of the launcher's log.
+  - O(state=absent) deletes the job with foreground propagation, so that its pods go first, and with
+    O(wait=true) waits until it is gone.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  state:
+    description:
+      - V(present) creates the job when it does not exist (replaces it under O(force)).
+      - V(absent) deletes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  name:
+    description:
+      - The MPIJob's name. Required unless O(definition) has C(metadata.name).
+      - Pods are named C(<name>-worker-<index>) and C(<name>-launcher-<suffix>), so the name must be a DNS-1035
+        label and C(<name>-worker-<workers - 1>) at most 63 characters.
+    type: str
+  namespace:
+    description:
+      - The namespace of the job. Defaults to V(default) when neither this nor O(definition) names one.
+    type: str
+  definition:
+    description:
+      - A whole MPIJob manifest (C(apiVersion=kubeflow.org/v2beta1), C(kind=MPIJob)), used as given.
+      - Mutually exclusive with the high-level options (O(image), O(command), O(workers) and the others
+        that describe the job).
+    type: dict
+  image:
+    description:
+      - The container image of the launcher and the workers. Required with O(state=present) unless
+        O(definition) is given.
+    type: str
+  command:
+    description:
+      - The launcher's command, as a list (for example C(mpirun) and its arguments, or C(horovodrun)).
+      - Required with O(state=present) unless O(definition) is given.
+      - Give a YAML list; a single string would be split at commas.
+    type: list
+    elements: str
+  worker_command:
+    description:
+      - The workers' command. When not given the image's entrypoint runs, which must start an SSH server
+        for OpenMPI and MPICH (for example C([/usr/sbin/sshd, -De])).
+    type: list
+    elements: str
+  workers:
+    description:
+      - How many worker pods. At least 1. When not given, 1.
+    type: int
+  slots_per_worker:
+    description:
+      - MPI slots (ranks) per worker. When not given, O(gpus_per_worker) when that is above 0, else 1.
+    type: int
+  gpus_per_worker:
+    description:
+      - GPUs each worker requests, as the limit of O(gpu_resource_name). 0 or more; when not given, 0.
+    type: int
+  gpu_resource_name:
+    description:
+      - The extended resource that counts GPUs.
+    type: str
+    default: nvidia.com/gpu
+  env:
+    description:
+      - Environment variables of the launcher and the workers (for example C(NCCL_DEBUG), C(NCCL_SOCKET_IFNAME),
+        C(HOROVOD_FUSION_THRESHOLD)). Numbers and booleans are written as text.
+    type: dict
+  resources:
+    description:
+      - Resources of each worker container.
+      - Either the Kubernetes form, a dict with C(limits) and/or C(requests), or a flat dict of
+        resource name to quantity, which sets requests and limits alike.
+      - Names are C(cpu), C(memory), C(ephemeral-storage), C(hugepages-<size>) (C(hugepages-2Mi),
+        C(hugepages-1Gi)) or domain-qualified extended resources (C(rdma/hca), C(nvidia.com/gpu)).
+      - Hugepages and extended resources cannot be overcommitted (requests equal limits), and
+        hugepages need a cpu or memory request as well.
+    type: dict
+  launcher_resources:
+    description:
+      - Resources of the launcher container, in the same forms as O(resources).
+    type: dict
+  host_network:
+    description:
+      - Run the launcher and the workers in the host's network namespace, as fabrics without a CNI for RDMA
+        require.
+    type: bool
+  node_selector:
+    description:
+      - Node labels the workers must match. The launcher, which runs only mpirun, is not constrained.
+    type: dict
+  tolerations:
+    description:
+      - Tolerations of the workers, each a dict with C(key), C(operator) (V(Equal) or V(Exists)), C(value),
+        C(effect) and C(tolerationSeconds).
+    type: list
+    elements: dict
+  launcher_creation_policy:
+    description:
+      - V(WaitForWorkersReady) creates the launcher once every worker is ready, so that mpirun does not start
+        before its hosts; V(AtStartup) creates it at once. When not given, V(WaitForWorkersReady).
+    type: str
+    choices: [AtStartup, WaitForWorkersReady]
+  clean_pod_policy:
+    description:
+      - Which pods the MPI Operator deletes when the job finishes.
+    type: str
+    choices: [None, Running, All]
+  ttl_seconds_after_finished:
+    description:
+      - Seconds after which a finished job is deleted.
+    type: int
+  active_deadline_seconds:
+    description:
+      - Seconds the job may run before it is failed with reason C(DeadlineExceeded).
+    type: int
+  backoff_limit:
+    description:
+      - How many times the launcher is retried before the job fails.
+    type: int
+  ssh_auth_mount_path:
+    description:
+      - Where the MPI Operator mounts the SSH keys in the pods (the operator's default is C(/root/.ssh)).
+    type: str
+  mpi_implementation:
+    description:
+      - The MPI implementation the image uses. When not given, V(OpenMPI).
+    type: str
+    choices: [OpenMPI, Intel, MPICH]
+  image_pull_policy:
+    description:
+      - The containers' image pull policy.
+    type: str
+    choices: [Always, IfNotPresent, Never]
+  labels:
+    description:
+      - Labels of the MPIJob object.
+    type: dict
+  annotations:
+    description:
+      - Annotations of the MPIJob object.
+    type: dict
+  force:
+    description:
+      - When the job exists with a different spec, delete it (foreground, waiting until it is gone) and create
+        it again. Without it such a job fails the task and is left alone.
+    type: bool
+    default: false
+  wait:
+    description:
+      - With O(state=present), wait for O(wait_for), failing as soon as the job cannot get there.
+      - With O(state=absent), wait until the job is gone.
+    type: bool
+    default: false
+  wait_for:
+    description:
+      - V(Succeeded) waits for the job to finish successfully; V(Running) for its launcher and every worker
+        to run (or for success).
+    type: str
+    choices: [Succeeded, Running]
+    default: Succeeded
+  wait_timeout:
+    description:
+      - Seconds to wait.
+    type: int
+    default: 600
+  wait_sleep:
+    description:
+      - Seconds between two looks at the job. The failure detection latency is at most about this.
+    type: float
+    default: 1.0
+  log_lines:
+    description:
+      - How many of the launcher log's last lines to return; 0 returns the whole log.
+    type: int
+    default: 1000
+  simulated_log_configmap:
+    description:
+      - For clusters whose pods are simulated (the lab, where kwok plays the kubelet and no container runs
+        or logs anything). The name of a ConfigMap in the job's namespace whose key C(launcher.log) holds a
+        recorded launcher log.
+      - It is returned only when the launcher pod has started and the API cannot serve its log, and then
+        RV(launcher_log_source) says C(simulated:configmap/<name>). On a real cluster the pod's own log
+        is always used.
+    type: str
+  request_timeout:
+    description:
+      - Seconds to wait for each API request.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: Reads the live job, reports whether it would be created, replaced or deleted and returns the
+      spec it would create; writes nothing and does not wait.
+  diff_mode:
+    support: full
+    description: The job's spec before and after.
+requirements:
+  - kubernetes >= 24.2.0
+notes:
+  - The credentials need C(get), C(create) and C(delete) on C(mpijobs.kubeflow.org), and C(list) on
+    C(pods) and C(events), and C(get) on C(pods/log) (and on C(configmaps) for O(simulated_log_configmap)).
+  - A failed task returns RV(reason), RV(failed_pods), RV(events) and RV(launcher_log) as well.
+seealso:
+  - module: kubernetes.core.k8s
+  - module: gpuops.cluster.training_report
+  - name: Kubeflow MPI Operator
+    description: The operator that runs MPIJobs.
+    link: https://github.com/kubeflow/mpi-operator
+"""
+
+EXAMPLES = r"""
+- name: Run the Horovod benchmark on 2 DGX nodes (16 GPUs) and wait for it
+  gpuops.cluster.mpijob:
+    name: resnet50-16gpu
+    namespace: training
+    image: registry.example.com/horovod:0.28.1-pytorch
+    command: [mpirun, -np, "16", -bind-to, none, -map-by, slot, -x, NCCL_DEBUG,
+              python3, /opt/gpuops/benchmark.py, --model, resnet50]
+    worker_command: [/usr/sbin/sshd, -De]
+    workers: 2
+    gpus_per_worker: 8
+    env:
+      NCCL_DEBUG: INFO
+      NCCL_IB_HCA: mlx5
+    resources:
+      cpu: 32
+      memory: 256Gi
+      hugepages-1Gi: 16Gi
+    host_network: true
+    node_selector:
+      nvidia.com/gpu.present: "true"
+    tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+        effect: NoSchedule
+    clean_pod_policy: Running
+    wait: true
+    wait_timeout: 1800
+  register: benchmark
+
+- name: Keep the launcher log for the report
+  ansible.builtin.copy:
+    content: "{{ benchmark.launcher_log }}"
+    dest: /var/tmp/benchmark.log
+    mode: "0644"
+
+- name: Apply a job written by hand
+  gpuops.cluster.mpijob:
+    definition: "{{ lookup('ansible.builtin.file', 'pi.yaml') | from_yaml }}"
+    namespace: training
+    wait: true
+
+- name: Delete it and wait until its pods are gone
+  gpuops.cluster.mpijob:
+    name: resnet50-16gpu
+    namespace: training
+    state: absent
+    wait: true
+"""
+
+RETURN = r"""
+method:
+  description: What was done (in check mode, what would be done).
+  returned: always
+  type: str
+  choices: [created, replaced, unchanged, deleted, absent]
+  sample: created
+spec:
+  description: The MPIJob spec applied (in check mode, the spec it would create).
+  returned: state=present
+  type: dict
+  sample: {slotsPerWorker: 8, launcherCreationPolicy: WaitForWorkersReady, mpiReplicaSpecs: {}}
+differences:
+  description: "The spec fields that differ from the live job's, as C(path: live -> desired)."
+  returned: state=present
+  type: list
+  elements: str
+  sample: ["spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4"]
+mpijob:
+  description: The MPIJob as last read (in check mode, as it would be created).
+  returned: state=present
+  type: dict
+phase:
+  description: The job's most decisive true condition, or V(Pending) when it has none.
+  returned: state=present
+  type: str
+  choices: [Pending, Created, Running, Restarting, Suspended, Succeeded, Failed]
+  sample: Succeeded
+conditions:
+  description: The MPIJob's status conditions.
+  returned: state=present
+  type: list
+  elements: dict
+replica_statuses:
+  description: The MPIJob's replica statuses (C(Launcher) and C(Worker), with C(active), C(succeeded), C(failed)).
+  returned: state=present
+  type: dict
+  sample: {Launcher: {succeeded: 1}, Worker: {active: 2}}
+start_time:
+  description: When the job started.
+  returned: state=present
+  type: str
+completion_time:
+  description: When the job finished.
+  returned: state=present
+  type: str
+pods:
+  description: The job's pods with name, role, phase, node, reason and terminated containers.
+  returned: state=present
+  type: list
+  elements: dict
+launcher_log:
+  description: The last O(log_lines) lines of the launcher's log; empty when there is none (see RV(launcher_log_error)).
+  returned: wait=true
+  type: str
+launcher_log_source:
+  description:
+    - Where RV(launcher_log) comes from, C(pod/<name>) for the launcher pod itself or
+      C(simulated:configmap/<name>) for a recorded log standing in for a simulated pod; C(none) when no log was found.
+  returned: wait=true
+  type: str
+  sample: pod/resnet50-16gpu-launcher-x7k2p
+launcher_log_pod:
+  description: The launcher pod whose log was read.
+  returned: wait=true
+  type: str
+launcher_log_error:
+  description: Why the launcher pod's own log could not be read, or null.
+  returned: wait=true
+  type: str
+elapsed:
+  description: Seconds spent waiting.
+  returned: wait=true
+  type: float
+  sample: 3.021
+reason:
+  description: Why the job cannot succeed.
+  returned: failure
+  type: str
+  sample: "worker pod(s) failed: bench-worker-1: container worker exit code 137 (OOMKilled); ..."
+detected_at:
+  description: When the failure was seen, in seconds since the epoch.
+  returned: failure
+  type: float
+failed_pods:
+  description: The failed pods, each with its summary and its events.
+  returned: failure
+  type: list
+  elements: dict
+events:
+  description: The MPIJob's events.
+  returned: failure
+  type: list
+  elements: dict
+"""
+
+import copy
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
+    ApiError,
+    KubernetesMPIJobApi,
+    InvalidArgumentError,
+    MPIJobError,
+    Settings,
+    desired_job,
+    ensure_absent,
+    ensure_present,
+    name_problems,
+)
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+
+def argument_spec():
+    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        name=dict(type="str"),
+        namespace=dict(type="str"),
+        definition=dict(type="dict"),
+        image=dict(type="str"),
+        command=dict(type="list", elements="str"),
+        worker_command=dict(type="list", elements="str"),
+        workers=dict(type="int"),
+        slots_per_worker=dict(type="int"),
+        gpus_per_worker=dict(type="int"),
+        gpu_resource_name=dict(type="str", default="nvidia.com/gpu"),
+        env=dict(type="dict"),
+        resources=dict(type="dict"),
+        launcher_resources=dict(type="dict"),
+        host_network=dict(type="bool"),
+        node_selector=dict(type="dict"),
+        tolerations=dict(type="list", elements="dict"),
+        launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),
+        clean_pod_policy=dict(type="str", choices=["None", "Running", "All"]),
+        ttl_seconds_after_finished=dict(type="int"),
+        active_deadline_seconds=dict(type="int"),
+        backoff_limit=dict(type="int"),
+        ssh_auth_mount_path=dict(type="str"),
+        mpi_implementation=dict(type="str", choices=["OpenMPI", "Intel", "MPICH"]),
+        image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
+        labels=dict(type="dict"),
+        annotations=dict(type="dict"),
+        force=dict(type="bool", default=False),
+        wait=dict(type="bool", default=False),
+        wait_for=dict(type="str", choices=["Succeeded", "Running"], default="Succeeded"),
+        wait_timeout=dict(type="int", default=600),
+        wait_sleep=dict(type="float", default=1.0),
+        log_lines=dict(type="int", default=1000),
+        simulated_log_configmap=dict(type="str"),
+        request_timeout=dict(type="int", default=60),
+    )
+    return spec
+
+
+def job_api(module):
+    """The cluster connection, configured by kubernetes.core exactly as its own modules are."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    import kubernetes
+
+    try:
+        shared = get_api_client(module)
+    except Exception as error:  # CoreException for a bad kubeconfig, or the client's own errors
+        raise ApiError("could not configure the Kubernetes client: {0}".format(to_native(error)))
+    api_client = kubernetes.client.ApiClient(shared.configuration)
+    for header, value in shared.client.client.default_headers.items():
+        api_client.default_headers[header] = value
+    return KubernetesMPIJobApi(api_client, request_timeout=module.params["request_timeout"])
+
+
+def _settings(module):
+    params = module.params
+    return Settings(check_mode=module.check_mode, force=params["force"], wait=params["wait"],
+                    wait_for=params["wait_for"], wait_timeout=params["wait_timeout"], wait_sleep=params["wait_sleep"],
+                    log_lines=params["log_lines"], simulated_log_configmap=params["simulated_log_configmap"])
+
+
+def _check_wait_options(params):
+    problems = []
+    if params["wait_timeout"] < 1:
+        problems.append("wait_timeout must be at least 1 second, got {0}".format(params["wait_timeout"]))
+    if params["wait_sleep"] <= 0:
+        problems.append("wait_sleep must be above 0 seconds, got {0}".format(params["wait_sleep"]))
+    if params["log_lines"] < 0:
+        problems.append("log_lines must be 0 (the whole log) or more, got {0}".format(params["log_lines"]))
+    if problems:
+        raise InvalidArgumentError(problems)
+
+
+def run_module(module, make_api=job_api):
+    params = module.params
+    try:
+        _check_wait_options(params)
+        if params["state"] == "absent":
+            definition_meta = (params["definition"] or {}).get("metadata") or {}
+            name = params["name"] or definition_meta.get("name")
+            namespace = params["namespace"] or definition_meta.get("namespace") or "default"
+            problems = name_problems(name)
+            if problems:
+                raise InvalidArgumentError(problems)
+            result = ensure_absent(make_api(module), namespace, name, _settings(module))
+        else:
+            body = desired_job(params)
+            result = ensure_present(make_api(module), body, _settings(module))
+    except MPIJobError as error:
+        details = dict(error.details)
+        if not module._diff:
+            details.pop("diff", None)
+        module.fail_json(msg=to_native(error), **details)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec(), supports_check_mode=True)
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ensure_present / ensure_absent against a fake cluster: idempotence, force, check mode, fail-fast, logs.
+
+FakeMPIJobApi is also used by the module tests (tests/unit/plugins/modules/test_mpijob_module.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import itertools
+
+import pytest
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
+    APPLIED_SPEC_ANNOTATION,
+    ApiError,
+    JobFailedError,
+    Settings,
+    SpecConflictError,
+    WaitTimeoutError,
+    build_mpijob,
+    ensure_absent,
+    ensure_present,
+)
+
+
+class FakeMPIJobApi(object):
+    """An in-memory cluster. `script` maps the number of the job read (1, 2, ...) to a function
+    that changes the cluster then, which is how a test makes the job run, fail or vanish."""
+
+    def __init__(self, jobs=(), pods=(), events=(), logs=None, config_maps=None, script=None, deletion_reads=0):
+        self.jobs = dict(((j["metadata"]["namespace"], j["metadata"]["name"]), copy.deepcopy(j)) for j in jobs)
+        self.pods = [copy.deepcopy(p) for p in pods]
+        self.events = list(events)
+        self.logs = dict(logs or {})
+        self.config_maps = dict(config_maps or {})
+        self.script = dict(script or {})
+        self.writes = []
+        self.reads = 0
+        # How many reads a job being deleted stays visible (foreground deletion takes a while).
+        self.deletion_reads = deletion_reads
+        self._deleting = {}
+
+    def get(self, namespace, name):
+        self.reads += 1
+        action = self.script.get(self.reads)
+        if action:
+            action(self)
+        key = (namespace, name)
+        if key in self._deleting:
+            if self._deleting[key] <= 0:
+                del self._deleting[key]
+                self.jobs.pop(key, None)
+            else:
+                self._deleting[key] -= 1
+        return copy.deepcopy(self.jobs.get(key))
+
+    def create(self, namespace, body):
+        key = (namespace, body["metadata"]["name"])
+        if key in self.jobs:
+            raise ApiError("creating MPIJob {0}/{1}: HTTP 409 Conflict: already exists".format(*key), status=409)
+        self.writes.append(("create", namespace, copy.deepcopy(body)))
+        stored = copy.deepcopy(body)
+        stored["metadata"]["uid"] = "uid-{0}".format(len(self.writes))
+        self.jobs[key] = stored
+        return copy.deepcopy(stored)
+
+    def delete(self, namespace, name):
+        self.writes.append(("delete", namespace, name))
+        key = (namespace, name)
+        if key in self.jobs:
+            self.jobs[key]["metadata"]["deletionTimestamp"] = "2025-06-01T10:00:00Z"
+            self._deleting[key] = self.deletion_reads
+
+    def list_pods(self, namespace, job_name):
+        return [copy.deepcopy(p) for p in self.pods
+                if p["metadata"]["labels"].get("training.kubeflow.org/job-name") == job_name]
+
+    def list_events(self, namespace, kind, name):
+        return [e for e in self.events if e["involvedObject"] == {"kind": kind, "name": name}]
+
+    def read_pod_log(self, namespace, name, tail_lines):
+        log = self.logs.get(name)
+        if isinstance(log, Exception):
+            raise log
+        if log is None:
+            raise ApiError("reading the log of pod {0}/{1}: HTTP 404 Not Found".format(namespace, name), status=404)
+        lines = log.splitlines(True)
+        return "".join(lines[-tail_lines:] if tail_lines else lines)
+
+    def read_config_map(self, namespace, name):
+        return self.config_maps.get(name)
+
+    # Helpers that play the MPI Operator and kwok.
+
+    def set_conditions(self, namespace, name, *conditions, **status):
+        self.jobs[(namespace, name)]["status"] = dict(status, conditions=[
+            {"type": kind, "status": "True", "reason": reason, "message": message} for kind, reason, message in conditions])
+
+    def add_pod(self, job_name, role, phase, index=None, exit_code=None, reason=None):
+        name = "{0}-{1}".format(job_name, role if index is None else "{0}-{1}".format(role, index))
+        if role == "launcher":
+            name += "-x7k2p"
+        status = {"phase": phase}
+        if exit_code is not None:
+            status["containerStatuses"] = [{"name": role, "state": {"terminated": {"exitCode": exit_code,
+                                                                                   "reason": reason}}}]
+        self.pods.append({"metadata": {"name": name, "creationTimestamp": "2025-06-01T10:00:0{0}Z".format(len(self.pods)),
+                                       "labels": {"training.kubeflow.org/job-name": job_name,
+                                                  "training.kubeflow.org/job-role": role}},
+                          "spec": {"nodeName": "node1"}, "status": status})
+        return name
+
+
+BENCH = dict(name="bench", namespace="ml", image="horovod:0.28.1", command=["mpirun", "python3", "bench.py"],
+             workers=2, gpus_per_worker=2)
+LOG = "".join("Iter #{0}: 100.0 img/sec per GPU\n".format(i) for i in range(10)) + "Total img/sec on 4 GPU(s): 400.0 +-1.0\n"
+
+
+def settings(**overrides):
+    values = dict(wait_timeout=600, wait_sleep=1.0, ticks_factory=lambda: itertools.count(0.0, 1.0),
+                  now=lambda: 1000.0)
+    values.update(overrides)
+    return Settings(**values)
+
+
+def existing(params=BENCH):
+    """A cluster holding the job as this module created it."""
+    api = FakeMPIJobApi()
+    ensure_present(api, build_mpijob(params), settings())
+    api.writes = []
+    return api
+
+
+def test_create_sends_the_spec_with_the_applied_spec_annotation():
+    api = FakeMPIJobApi()
+    body = build_mpijob(BENCH)
+    result = ensure_present(api, body, settings())
+    assert result["changed"] is True
+    assert result["method"] == "created"
+    assert result["spec"] == body["spec"]
+    assert result["phase"] == "Pending"
+    [(verb, namespace, sent)] = api.writes
+    assert (verb, namespace) == ("create", "ml")
+    assert sent["spec"] == body["spec"]
+    assert APPLIED_SPEC_ANNOTATION in sent["metadata"]["annotations"]
+
+
+def test_check_mode_writes_nothing_and_returns_the_spec_it_would_create():
+    api = FakeMPIJobApi()
+    body = build_mpijob(BENCH)
+    result = ensure_present(api, body, settings(check_mode=True, wait=True))
+    assert api.writes == []
+    assert (result["changed"], result["method"]) == (True, "created")
+    assert result["spec"] == body["spec"]
+    assert result["mpijob"] == body
+    assert result["diff"] == {"before": {}, "after": {"spec": body["spec"]}}
+
+
+def test_same_spec_again_is_unchanged_and_different_spec_fails_without_force():
+    api = existing()
+    result = ensure_present(api, build_mpijob(BENCH), settings())
+    assert (result["changed"], result["method"], result["differences"]) == (False, "unchanged", [])
+    with pytest.raises(SpecConflictError) as raised:
+        ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings())
+    assert str(raised.value) == (
+        "MPIJob ml/bench exists with a different spec (spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4). MPIJob specs "
+        "are mostly immutable: set force=true to delete and recreate it, or use another name.")
+    assert api.writes == []
+
+
+def test_force_deletes_waits_until_gone_and_creates_again():
+    api = existing()
+    api.deletion_reads = 2
+    result = ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings(force=True))
+    assert (result["changed"], result["method"]) == (True, "replaced")
+    assert [w[0] for w in api.writes] == ["delete", "create"]
+    assert api.writes[1][2]["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4
+
+
+def test_force_in_check_mode_only_reports_the_replacement():
+    api = existing()
+    result = ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings(force=True, check_mode=True))
+    assert (result["changed"], result["method"]) == (True, "replaced")
+    assert result["differences"] == ["spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4"]
+    assert api.writes == []
+
+
+def running(api):
+    api.set_conditions("ml", "bench", ("Created", "MPIJobCreated", "created"), ("Running", "MPIJobRunning", "running"))
+    api.add_pod("bench", "worker", "Running", 0)
+    api.add_pod("bench", "worker", "Running", 1)
+    api.add_pod("bench", "launcher", "Running")
+
+
+def succeeded(api):
+    api.set_conditions("ml", "bench", ("Created", "MPIJobCreated", "created"),
+                       ("Succeeded", "MPIJobSucceeded", "MPIJob ml/bench successfully completed."),
+                       replicaStatuses={"Launcher": {"succeeded": 1}, "Worker": {"active": 2}})
+    for pod in api.pods:
+        if pod["metadata"]["labels"]["training.kubeflow.org/job-role"] == "launcher":
+            pod["status"]["phase"] = "Succeeded"
+
+
+def test_wait_until_succeeded_returns_status_and_the_launcher_log_tail():
+    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": LOG}, script={3: running, 6: succeeded})
+    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, log_lines=2))
+    assert result["phase"] == "Succeeded"
+    assert result["elapsed"] == 4.0
+    assert result["replica_statuses"] == {"Launcher": {"succeeded": 1}, "Worker": {"active": 2}}
+    assert result["launcher_log"] == "Iter #9: 100.0 img/sec per GPU\nTotal img/sec on 4 GPU(s): 400.0 +-1.0\n"
+    assert result["launcher_log_source"] == "pod/bench-launcher-x7k2p"
+    assert result["launcher_log_error"] is None
+    assert sorted(p["name"] for p in result["pods"]) == ["bench-launcher-x7k2p", "bench-worker-0", "bench-worker-1"]
+
+
+def test_second_run_on_a_finished_job_is_unchanged_and_returns_its_status_at_once():
+    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": LOG}, script={2: running, 3: succeeded})
+    ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    api.writes = []
+    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    assert (result["changed"], result["phase"], result["elapsed"]) == (False, "Succeeded", 0.0)
+    assert api.writes == []
+
+
+def worker_crashes(api):
+    for pod in api.pods:
+        if pod["metadata"]["name"] == "bench-worker-1":
+            pod["status"] = {"phase": "Failed", "containerStatuses": [
+                {"name": "worker", "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+
+
+def test_failed_worker_ends_the_wait_at_once_with_reason_events_and_log():
+    events = [
+        {"involvedObject": {"kind": "Pod", "name": "bench-worker-1"}, "type": "Warning", "reason": "OOMKilling",
+         "message": "Memory cgroup out of memory", "count": 1, "lastTimestamp": "2025-06-01T10:05:00Z"},
+        {"involvedObject": {"kind": "MPIJob", "name": "bench"}, "type": "Normal", "reason": "MPIJobRunning",
+         "message": "MPIJob ml/bench is running", "count": 1, "lastTimestamp": "2025-06-01T10:01:00Z"},
+    ]
+    api = FakeMPIJobApi(events=events, logs={"bench-launcher-x7k2p": LOG + "ORTE has lost communication\n"},
+                        script={3: running, 5: worker_crashes})
+    clock = itertools.count(0.0, 1.0)
+    with pytest.raises(JobFailedError) as raised:
+        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=3600, log_lines=1,
+                                                          ticks_factory=lambda: clock))
+    details = raised.value.details
+    assert str(raised.value).startswith("MPIJob ml/bench FAILED after 3.0 s: worker pod(s) failed: bench-worker-1: "
+                                        "container worker exit code 137 (OOMKilled)")
+    # The waiter stopped at the failing look: the clock was not run on towards the timeout.
+    assert next(clock) == 4.0
+    assert details["changed"] is True
+    assert details["detected_at"] == 1000.0
+    assert details["phase"] == "Running"
+    assert details["launcher_log"] == "ORTE has lost communication\n"
+    assert details["failed_pods"] == [{
+        "name": "bench-worker-1", "role": "worker", "phase": "Failed", "node": "node1", "reason": None, "message": None,
+        "terminated_containers": [{"name": "worker", "exit_code": 137, "reason": "OOMKilled", "message": None,
+                                   "finished_at": None}],
+        "events": [{"type": "Warning", "reason": "OOMKilling", "message": "Memory cgroup out of memory", "count": 1,
+                    "last_seen": "2025-06-01T10:05:00Z"}]}]
+    assert details["events"] == [{"type": "Normal", "reason": "MPIJobRunning", "message": "MPIJob ml/bench is running",
+                                  "count": 1, "last_seen": "2025-06-01T10:01:00Z"}]
+
+
+def test_failed_condition_ends_the_wait():
+    def fail(api):
+        api.set_conditions("ml", "bench", ("Failed", "DeadlineExceeded", "MPIJob ml/bench has failed"))
+
+    api = FakeMPIJobApi(script={2: fail})
+    with pytest.raises(JobFailedError) as raised:
+        ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    assert raised.value.details["reason"] == "the MPIJob failed: DeadlineExceeded: MPIJob ml/bench has failed"
+    assert raised.value.details["launcher_log_error"] == "no launcher pod exists (yet)"
+
+
+def test_timeout_names_the_phase_and_the_pods():
+    api = FakeMPIJobApi(script={2: running})
+    with pytest.raises(WaitTimeoutError) as raised:
+        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
+                                                          ticks_factory=lambda: iter([0.0, 1.0, 5.0])))
+    assert str(raised.value) == (
+        "timed out after 5 s waiting for MPIJob ml/bench to be Succeeded; it is Running (pods: bench-worker-0=Running, "
+        "bench-worker-1=Running, bench-launcher-x7k2p=Running)")
+
+
+def test_wait_for_running():
+    api = FakeMPIJobApi(script={3: running})
+    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_for="Running"))
+    assert result["phase"] == "Running"
+
+
+def test_simulated_log_is_used_only_when_the_pod_log_cannot_be_served_and_says_so():
+    unavailable = ApiError("reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet", status=500)
+    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, config_maps={"recorded": {"launcher.log": LOG}},
+                        script={2: running, 3: succeeded})
+    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
+    assert result["launcher_log"] == LOG
+    assert result["launcher_log_source"] == "simulated:configmap/recorded"
+    assert result["launcher_log_error"] == ("the API could not serve the log of launcher pod bench-launcher-x7k2p: "
+                                            "reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet")
+    # Without the option nothing stands in for the log.
+    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, script={2: running, 3: succeeded})
+    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    assert (result["launcher_log"], result["launcher_log_source"]) == ("", "none")
+
+
+def test_simulated_log_never_stands_in_for_a_launcher_that_did_not_start():
+    def pending_launcher(api):
+        api.add_pod("bench", "launcher", "Pending")
+        api.add_pod("bench", "worker", "Failed", 1, exit_code=1, reason="Error")
+
+    api = FakeMPIJobApi(config_maps={"recorded": {"launcher.log": LOG}}, script={2: pending_launcher})
+    with pytest.raises(JobFailedError) as raised:
+        ensure_present(api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
+    details = raised.value.details
+    assert (details["launcher_log"], details["launcher_log_source"]) == ("", "none")
+    assert details["launcher_log_error"] == "launcher pod bench-launcher-x7k2p has not started (phase Pending)"
+
+
+def test_absent_deletes_and_waits_until_gone():
+    api = existing()
+    api.deletion_reads = 3
+    result = ensure_absent(api, "ml", "bench", settings(wait=True))
+    assert (result["changed"], result["method"]) == (True, "deleted")
+    assert api.writes == [("delete", "ml", "bench")]
+    assert result["elapsed"] == 3.0
+    assert api.get("ml", "bench") is None
+
+
+def test_absent_when_gone_and_in_check_mode():
+    api = FakeMPIJobApi()
+    assert ensure_absent(api, "ml", "bench", settings(wait=True))["changed"] is False
+    api = existing()
+    result = ensure_absent(api, "ml", "bench", settings(check_mode=True, wait=True))
+    assert (result["changed"], api.writes) == (True, [])
+
+
+def test_absent_times_out_when_the_job_stays():
+    api = existing()
+    api.deletion_reads = 100
+    with pytest.raises(WaitTimeoutError) as raised:
+        ensure_absent(api, "ml", "bench", settings(wait=True, wait_timeout=2,
+                                                   ticks_factory=lambda: iter([0.0, 1.0, 2.0])))
+    assert str(raised.value) == ("MPIJob ml/bench was not gone 2 s after its deletion (foreground: its pods are "
+                                 "deleted first)")

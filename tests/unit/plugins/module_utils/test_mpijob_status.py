@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The MPIJob status reader, the failure predicate and the general waiter (k8s_wait)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils import k8s_wait
+from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
+    WAIT_PREDICATES,
+    Observation,
+    job_failure,
+    job_status,
+    pod_summary,
+)
+
+
+def condition(kind, status="True", reason=None, message=None, at="2025-06-01T10:00:00Z"):
+    found = {"type": kind, "status": status, "lastTransitionTime": at, "lastUpdateTime": at}
+    if reason:
+        found["reason"] = reason
+    if message:
+        found["message"] = message
+    return found
+
+
+def job(*conditions, **status):
+    body = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "bench", "namespace": "ml"},
+            "spec": {}}
+    if conditions or status:
+        body["status"] = dict(status, conditions=list(conditions))
+    return body
+
+
+CREATED = condition("Created", reason="MPIJobCreated", message="MPIJob ml/bench is created.")
+RUNNING = condition("Running", reason="MPIJobRunning", message="MPIJob ml/bench is running.")
+
+
+def pod(name, role, phase, exit_code=None, reason=None):
+    status = {"phase": phase}
+    if exit_code is not None:
+        status["containerStatuses"] = [{"name": role, "state": {"terminated": {
+            "exitCode": exit_code, "reason": reason, "finishedAt": "2025-06-01T10:05:00Z"}}}]
+    return {"metadata": {"name": name, "labels": {"training.kubeflow.org/job-role": role},
+                         "creationTimestamp": "2025-06-01T10:00:00Z"},
+            "spec": {"nodeName": "dgx-01"}, "status": status}
+
+
+def test_succeeded_job():
+    status = job_status(job(CREATED, condition("Running", "False", "MPIJobSucceeded"),
+                            condition("Succeeded", reason="MPIJobSucceeded", message="MPIJob ml/bench successfully completed."),
+                            replicaStatuses={"Launcher": {"succeeded": 1}, "Worker": {}},
+                            startTime="2025-06-01T10:00:00Z", completionTime="2025-06-01T10:09:00Z"))
+    assert status["phase"] == "Succeeded"
+    assert status["reason"] == "MPIJobSucceeded"
+    assert status["message"] == "MPIJob ml/bench successfully completed."
+    assert status["replica_statuses"] == {"Launcher": {"succeeded": 1}, "Worker": {}}
+    assert status["completion_time"] == "2025-06-01T10:09:00Z"
+    assert [c["type"] for c in status["conditions"]] == ["Created", "Running", "Succeeded"]
+
+
+def test_failed_job_carries_the_launchers_reason():
+    status = job_status(job(CREATED, RUNNING, condition("Failed", reason="BackoffLimitExceeded/Error",
+                                                        message="Job has reached the specified backoff limit: exit 1")))
+    assert status["phase"] == "Failed"
+    assert status["reason"] == "BackoffLimitExceeded/Error"
+    assert status["message"] == "Job has reached the specified backoff limit: exit 1"
+
+
+def test_running_job():
+    status = job_status(job(CREATED, RUNNING, replicaStatuses={"Launcher": {"active": 1}, "Worker": {"active": 2}}))
+    assert status["phase"] == "Running"
+    assert status["replica_statuses"]["Worker"] == {"active": 2}
+
+
+def test_created_only_and_no_status_at_all():
+    assert job_status(job(CREATED))["phase"] == "Created"
+    assert job_status(job())["phase"] == "Pending"
+    assert job_status(job())["conditions"] == []
+
+
+def test_failure_predicate_on_a_failed_condition():
+    observation = Observation(job(CREATED, condition("Failed", reason="Evicted", message="1/2 workers are evicted")))
+    assert job_failure(observation) == "the MPIJob failed: Evicted: 1/2 workers are evicted"
+
+
+def test_failure_predicate_on_a_failed_worker_while_the_job_still_says_running():
+    observation = Observation(job(CREATED, RUNNING), pods=[
+        pod("bench-launcher-abcde", "launcher", "Running"),
+        pod("bench-worker-0", "worker", "Running"),
+        pod("bench-worker-1", "worker", "Failed", exit_code=137, reason="OOMKilled")])
+    assert job_failure(observation) == (
+        "worker pod(s) failed: bench-worker-1: container worker exit code 137 (OOMKilled); the MPI Operator does "
+        "not replace a failed worker, so mpirun has lost a rank and the job cannot succeed")
+
+
+def test_a_failed_launcher_pod_alone_is_not_a_failure_since_the_job_retries_it():
+    observation = Observation(job(CREATED, RUNNING), pods=[pod("bench-launcher-a", "launcher", "Failed", 1, "Error"),
+                                                           pod("bench-worker-0", "worker", "Running")])
+    assert job_failure(observation) is None
+
+
+def test_operator_rejection_is_a_failure_only_before_any_condition():
+    rejected = {"type": "Warning", "reason": "ValidationError",
+                "message": "Found validation errors: spec.sshAuthMountPath: Required value"}
+    assert job_failure(Observation(job(), warnings=[rejected])) == (
+        "the MPI Operator rejected the MPIJob: Found validation errors: spec.sshAuthMountPath: Required value")
+    assert job_failure(Observation(job(CREATED), warnings=[rejected])) is None
+
+
+def test_a_deleted_job_ends_the_wait():
+    assert job_failure(Observation(None)) == "the MPIJob was deleted while waiting for it"
+
+
+def test_running_and_succeeded_predicates():
+    assert not WAIT_PREDICATES["Succeeded"](Observation(job(CREATED, RUNNING)))
+    assert WAIT_PREDICATES["Running"](Observation(job(CREATED, RUNNING)))
+    assert WAIT_PREDICATES["Running"](Observation(job(CREATED, condition("Succeeded"))))
+    assert not WAIT_PREDICATES["Running"](Observation(job(CREATED)))
+
+
+def test_pod_summary():
+    assert pod_summary(pod("bench-worker-1", "worker", "Failed", 1, "Error")) == {
+        "name": "bench-worker-1", "role": "worker", "phase": "Failed", "node": "dgx-01", "reason": None,
+        "message": None, "terminated_containers": [{"name": "worker", "exit_code": 1, "reason": "Error",
+                                                    "message": None, "finished_at": "2025-06-01T10:05:00Z"}]}
+
+
+class FakeTime(object):
+    def __init__(self):
+        self.now = 100.0
+        self.slept = []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_clock_looks_at_once_then_every_interval_and_last_at_the_timeout():
+    fake = FakeTime()
+    assert list(k8s_wait.clock(5, 2, fake.monotonic, fake.sleep)) == [0.0, 2.0, 4.0, 5.0]
+    assert fake.slept == [2, 2, 1.0]
+
+
+def test_waiter_returns_at_the_first_failed_look_without_waiting_for_the_timeout():
+    fake = FakeTime()
+    looks = iter([Observation(job(CREATED)), Observation(job(CREATED, RUNNING)),
+                  Observation(job(CREATED, RUNNING, condition("Failed", reason="Error", message="exit 1")))])
+    remaining = []
+
+    def observe():
+        observation = next(looks)
+        remaining.append(observation)
+        return observation
+
+    result = k8s_wait.wait_for(observe, WAIT_PREDICATES["Succeeded"], job_failure,
+                               ticks=k8s_wait.clock(3600, 1.0, fake.monotonic, fake.sleep))
+    assert result.outcome == k8s_wait.FAILED
+    assert result.reason == "the MPIJob failed: Error: exit 1"
+    assert result.looks == 3
+    assert result.elapsed == 2.0
+    # Two intervals slept, not an hour.
+    assert sum(fake.slept) == 2.0
+
+
+def test_waiter_success_and_timeout():
+    succeeded = Observation(job(CREATED, condition("Succeeded")))
+    result = k8s_wait.wait_for(lambda: succeeded, WAIT_PREDICATES["Succeeded"], job_failure, ticks=[0.0, 1.0])
+    assert (result.outcome, result.looks, result.elapsed) == (k8s_wait.SUCCEEDED, 1, 0.0)
+    running = Observation(job(CREATED, RUNNING))
+    result = k8s_wait.wait_for(lambda: running, WAIT_PREDICATES["Succeeded"], job_failure, ticks=[0.0, 1.0, 2.0])
+    assert (result.outcome, result.looks, result.elapsed) == (k8s_wait.TIMED_OUT, 3, 2.0)
+    assert result.observation is running
+
+
+def test_failure_is_asked_before_success():
+    both = Observation(job(CREATED, condition("Failed", reason="X"), condition("Succeeded")))
+    result = k8s_wait.wait_for(lambda: both, lambda observation: True, job_failure, ticks=[0.0])
+    assert result.outcome == k8s_wait.FAILED

@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpuops.cluster.mpijob as Ansible runs it (argument spec, check mode, diff, fail_json), on a fake cluster."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.gpuops.cluster.plugins.modules import mpijob
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
+
+
+class Exited(Exception):
+    def __init__(self, failed, result):
+        super(Exited, self).__init__(result.get("msg", ""))
+        self.failed = failed
+        self.result = result
+
+
+@pytest.fixture(autouse=True)
+def capture_exit(monkeypatch):
+    def exit_json(self, **result):
+        raise Exited(False, result)
+
+    def fail_json(self, msg, **result):
+        result["msg"] = msg
+        raise Exited(True, result)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+
+
+def run(args, api, check_mode=False, diff=False):
+    """Run the module against ``api`` (None: the test asserts no API is ever built)."""
+    module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
+
+    def make_api(module):
+        if api is None:
+            raise AssertionError("the module built an API client")
+        return api
+
+    with patch_module_args(module_args):
+        module = mpijob.AnsibleK8SModule(module_class=basic.AnsibleModule, argument_spec=mpijob.argument_spec(),
+                                         supports_check_mode=True)
+        with pytest.raises(Exited) as caught:
+            mpijob.run_module(module, make_api=make_api)
+    return caught.value
+
+
+ARGS = dict(name="bench", namespace="ml", image="horovod:0.28.1", command=["mpirun", "python3", "bench.py"],
+            workers=2, gpus_per_worker=2, resources={"cpu": 4, "memory": "8Gi", "hugepages-2Mi": "1Gi"})
+
+
+def test_bad_input_fails_before_any_api_client_is_built_listing_every_problem():
+    outcome = run(dict(ARGS, workers=0, gpus_per_worker=-1, resources={"memory": "lots"}), api=None)
+    assert outcome.failed
+    assert outcome.result["problems"] == [
+        "workers must be at least 1, got 0",
+        "gpus_per_worker must be at least 0, got -1",
+        "resources: 'lots' is not a valid quantity for memory (expected a non-negative number with an optional "
+        "suffix such as m, Mi, Gi or G, e.g. 500m, 16Gi, 2)",
+    ]
+    assert outcome.result["msg"].startswith("invalid MPIJob arguments (3 problem(s)): workers must be at least 1")
+
+
+def test_definition_with_wrong_kind_fails_naming_definition():
+    outcome = run(dict(definition={"apiVersion": "kubeflow.org/v2beta1", "kind": "Job", "metadata": {"name": "x"},
+                                   "spec": {"mpiReplicaSpecs": {"Launcher": {}}}}), api=None)
+    assert outcome.failed
+    assert outcome.result["problems"] == ["definition.kind must be MPIJob, got 'Job'"]
+
+
+def test_wait_options_are_checked():
+    outcome = run(dict(ARGS, wait_timeout=0, wait_sleep=0, log_lines=-1), api=None)
+    assert outcome.result["problems"] == ["wait_timeout must be at least 1 second, got 0",
+                                          "wait_sleep must be above 0 seconds, got 0.0",
+                                          "log_lines must be 0 (the whole log) or more, got -1"]
+
+
+def test_check_mode_with_diff_creates_nothing():
+    api = FakeMPIJobApi()
+    outcome = run(ARGS, api, check_mode=True, diff=True)
+    assert not outcome.failed
+    assert outcome.result["changed"] is True
+    assert outcome.result["method"] == "created"
+    assert outcome.result["diff"]["before"] == {}
+    assert outcome.result["diff"]["after"]["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
+    assert api.writes == []
+
+
+def test_create_then_second_run_unchanged_without_diff_key():
+    api = FakeMPIJobApi()
+    first = run(ARGS, api)
+    assert (first.failed, first.result["changed"], first.result["method"]) == (False, True, "created")
+    assert "diff" not in first.result
+    second = run(ARGS, api)
+    assert (second.result["changed"], second.result["method"]) == (False, "unchanged")
+    assert [w[0] for w in api.writes] == ["create"]
+
+
+def test_different_spec_fails_and_lists_the_differences():
+    api = FakeMPIJobApi()
+    run(ARGS, api)
+    outcome = run(dict(ARGS, env={"NCCL_DEBUG": "INFO"}), api)
+    assert outcome.failed
+    assert outcome.result["differences"][0].startswith("spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].env:")
+    assert "set force=true" in outcome.result["msg"]
+
+
+def test_failed_job_fails_the_task_with_reason_and_changed():
+    def fail(fake):
+        fake.set_conditions("ml", "bench", ("Failed", "Evicted", "1/2 workers are evicted"))
+
+    api = FakeMPIJobApi(script={2: fail})
+    outcome = run(dict(ARGS, wait=True, wait_sleep=0.01), api)
+    assert outcome.failed
+    assert outcome.result["changed"] is True
+    assert outcome.result["reason"] == "the MPIJob failed: Evicted: 1/2 workers are evicted"
+    assert outcome.result["msg"].startswith("MPIJob ml/bench FAILED after ")
+
+
+def test_absent_needs_a_name_and_deletes():
+    outcome = run(dict(state="absent"), api=None)
+    assert outcome.result["problems"] == ["name is required (the MPIJob's metadata.name)"]
+    api = FakeMPIJobApi()
+    run(ARGS, api)
+    outcome = run(dict(name="bench", namespace="ml", state="absent"), api)
+    assert (outcome.result["changed"], outcome.result["method"]) == (True, "deleted")
+    assert api.writes[-1] == ("delete", "ml", "bench")
