@@ -546,8 +546,8 @@ def render_chart(report):
                   + [item["img_per_sec"] + (item["spread"] or 0) for item in report["per_rank"]] + [1])
     axes.set_ylim(0, highest * 1.15)
     axes.set_ylabel("img/sec per rank")
-    title = "%s, %d %s(s), batch %s" % (report["model"] or "model", report["ranks"], device,
-                                         report["batch_size"] if report["batch_size"] else "?")
+    batch = report["batch_size"] if report["batch_size"] else "?"
+    title = "%s, %d %s(s), batch %s" % (report["model"] or "model", report["ranks"], device, batch)
     axes.set_title(title, fontsize="medium")
     axes.grid(True, alpha=0.3)
     if scaling:
