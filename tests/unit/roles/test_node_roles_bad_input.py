@@ -1,0 +1,63 @@
+"""Bad input to the hugepages and nvidia_driver roles fails before any change, naming the variable.
+
+Each case runs the role in check mode on localhost (so nothing could change even if the check were
+missing) and requires the play to stop at the argument validation or the role's own checks, with
+no task reporting a change, and a message naming the variable and what was expected.
+"""
+
+import pytest
+
+from role_runner import run_role
+
+ARGSPEC_TASK = "Validating arguments against arg spec 'main'"
+
+CASES = [
+    # role, variables, task that must stop the play, words the message must contain
+    ("hugepages", {"hugepages_2m_count": "lots"}, ARGSPEC_TASK, ["hugepages_2m_count", "int"]),
+    ("hugepages", {"hugepages_2m_count": -4}, "Check the page counts", ["hugepages_2m_count", "0 or more", "-4"]),
+    ("hugepages", {"hugepages_1g_count": 30}, "Check that the pages fit in the node's memory",
+     ["hugepages_1g_count=30", "30720 MiB", "hugepages_max_memory_fraction"]),
+    ("hugepages", {"hugepages_mount_enabled": True, "hugepages_1g_count": 1, "hugepages_mount_path": "hugepages"},
+     "Check the hugetlbfs mount point", ["hugepages_mount_path", "absolute path", "'hugepages'"]),
+    ("hugepages", {"hugepages_mount_enabled": True, "hugepages_mount_page_size": "1G"},
+     "Check that the mount's page size has pages", ["hugepages_mount_page_size=1G", "hugepages_1g_count above 0"]),
+    ("hugepages", {"hugepages_unsupported_action": "ignore"}, ARGSPEC_TASK,
+     ["hugepages_unsupported_action", "fail, warn", "ignore"]),
+    ("hugepages", {"hugepages_reboot_allowed": "maybe"}, ARGSPEC_TASK, ["hugepages_reboot_allowed", "bool"]),
+    ("hugepages", {"hugepages_max_memory_fraction": 1.5}, "Check the memory fraction",
+     ["hugepages_max_memory_fraction", "at most 1", "1.5"]),
+    ("nvidia_driver", {"nvidia_driver_branch": "latest"}, "Check the driver branch",
+     ["nvidia_driver_branch", "three digits", "'latest'"]),
+    ("nvidia_driver", {"nvidia_driver_cuda_repo_base_url": "developer.download.nvidia.com/compute/cuda/repos"},
+     "Check the repository URLs", ["nvidia_driver_cuda_repo_base_url", "https://", "developer.download.nvidia.com"]),
+    ("nvidia_driver", {"nvidia_driver_module_options": {"NVreg_EnableStreamMemOPs": "1 2"}},
+     "Check the nvidia module options", ["nvidia_driver_module_options", "without spaces"]),
+    ("nvidia_driver", {"nvidia_driver_nvswitch": "auto"}, ARGSPEC_TASK, ["nvidia_driver_nvswitch", "bool"]),
+    ("nvidia_driver", {"nvidia_driver_packages": []}, "Check the driver package list",
+     ["nvidia_driver_packages", "at least one package"]),
+    ("nvidia_driver", {"nvidia_driver_cuda_repo_key_checksum": "d42d0685"}, "Check the key checksum",
+     ["nvidia_driver_cuda_repo_key_checksum", "sha256:<hex>"]),
+]
+
+
+@pytest.mark.parametrize("role, role_vars, stopping_task, words", CASES,
+                         ids=[role + ":" + next(iter(v)) + "=" + str(v[next(iter(v))])[:20] for role, v, _, _ in CASES])
+def test_bad_input_fails_before_any_change(tmp_path, role, role_vars, stopping_task, words):
+    # debian12 facts: 24105 MiB of memory, so 30 GiB of pages cannot fit.
+    result = run_role(tmp_path, role, "debian12", role_vars, check=True)
+    assert result.rc != 0
+    [(task, failure)] = result.failed()
+    assert task == stopping_task or (stopping_task == ARGSPEC_TASK and task.startswith(ARGSPEC_TASK + ' - '))
+    message = str(failure.get("msg", "")) + " " + " ".join(str(e) for e in failure.get("argument_errors", []))
+    for word in words:
+        assert word in message, message
+    assert result.changed() == []
+
+
+@pytest.mark.parametrize("role", ["hugepages", "nvidia_driver"])
+def test_unsupported_platform_is_refused_by_name(tmp_path, role):
+    result = run_role(tmp_path, role, "sles15", {}, check=True)
+    [(task, failure)] = result.failed()
+    assert task == "Check that this platform is supported"
+    assert "SLES 15.5" in failure["msg"] and "RHEL 7/8/9, Ubuntu 20.04/22.04/24.04, DGX OS and Debian 12" in failure["msg"]
+    assert result.changed() == []
