@@ -154,27 +154,66 @@ build_etcd() {
     rmdir "$out"
 }
 
-go_install() {
-    local out="$1" pkg="$2"
-    shift 2
-    GOBIN="$out" "$GO" install -trimpath "$@" "$pkg"
+# Build main packages of a module that has no replace directives, as `go install MODULE/cmd/X@VERSION` would,
+# but from a wrapper module: `go install pkg@version` also asks the proxy for the module's version list (to
+# report deprecation), and a filtered proxy may refuse that list while serving the pinned version itself.
+# The wrapper copies the module's go and godebug lines, so the binaries get the same GODEBUG defaults.
+build_module() {
+    local name="$1" module="$2" version="$3" ldflags="-s -w $4" mod_dir="$src_dir/$1" out="$key_dir/tmp-$1" gomod
+    shift 4
+    mkdir -p "$mod_dir" "$out"
+    gomod="$("$GO" mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+    {
+        echo "module gpuops.local/${name}build"
+        echo
+        grep -E '^(go|godebug) ' "$gomod"
+        echo
+        echo "require $module $version"
+    } > "$mod_dir/go.mod"
+    rm -f "$mod_dir/go.sum"
+    if [[ -n "$module_source" ]]; then
+        echo "replace $module => $module_source" >> "$mod_dir/go.mod"
+    fi
+    (cd "$mod_dir" && "$GO" build -mod=mod -trimpath -ldflags="$ldflags" -o "$out/" "$@")
+    install_bins "$out" "${@##*/}"
+    rmdir "$out"
 }
+
+# A local copy of the module's source to build instead of the module cache's (set by build_mpi_operator).
+module_source=""
 
 build_kwok() {
-    local out="$key_dir/tmp-kwok"
-    mkdir -p "$out"
-    go_install "$out" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" -ldflags="-s -w"
-    go_install "$out" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" -ldflags="-s -w"
-    install_bins "$out" kwok kwokctl
-    rmdir "$out"
+    # kwok's own version constant already reads 0.8.0 in the tagged source.
+    build_module kwok sigs.k8s.io/kwok "$KWOK_VERSION" "" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 }
 
+# The MPI Operator serves its health endpoint on ":8080", a constant. So that two labs (a developer's and the
+# tests') can run side by side, it is built from a copy of its module source in which that address is read from
+# MPI_OPERATOR_HEALTH_CHECK_ADDR when set. Nothing else of the controller changes; the copy is made afresh from
+# the pinned module each build, and the build fails if the line to change is not there.
 build_mpi_operator() {
-    local out="$key_dir/tmp-mpi-operator"
-    mkdir -p "$out"
-    go_install "$out" "github.com/kubeflow/mpi-operator/cmd/mpi-operator@$MPI_OPERATOR_VERSION" -ldflags="-s -w"
-    install_bins "$out" mpi-operator
-    rmdir "$out"
+    local dir copy="$src_dir/mpi-operator-source"
+    dir="$("$GO" mod download -json "github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    rm -rf "$copy"
+    cp -r "$dir" "$copy"
+    chmod -R u+w "$copy"
+    grep -q 'Addr:    fmt.Sprintf(":%d", healthCheckPort),' "$copy/cmd/mpi-operator/app/server.go"
+    sed -i 's/Addr:    fmt.Sprintf(":%d", healthCheckPort),/Addr:    healthCheckAddr(),/' "$copy/cmd/mpi-operator/app/server.go"
+    cat >> "$copy/cmd/mpi-operator/app/server.go" <<'GO'
+
+// healthCheckAddr: added by gpuops' lab build (tools/build_kube_binaries.sh) so that the health endpoint can move.
+func healthCheckAddr() string {
+	if addr := os.Getenv("MPI_OPERATOR_HEALTH_CHECK_ADDR"); addr != "" {
+		return addr
+	}
+	return fmt.Sprintf(":%d", healthCheckPort)
+}
+GO
+    module_source="$copy"
+    build_module mpi-operator github.com/kubeflow/mpi-operator "$MPI_OPERATOR_VERSION" \
+        "-X github.com/kubeflow/mpi-operator/pkg/version.Version=$MPI_OPERATOR_VERSION" \
+        github.com/kubeflow/mpi-operator/cmd/mpi-operator
+    module_source=""
 }
 
 step() {

@@ -41,8 +41,12 @@ case "$action" in
             exit 0
         fi
         mkdir -p "$(dirname "$pidfile")" "$(dirname "$logfile")"
+        # A fresh log per start (the previous one kept as .1), so readiness is judged on this run's lines.
+        if [[ -f "$logfile" ]]; then
+            mv -f "$logfile" "$logfile.1"
+        fi
         # setsid: own session, so the caller's terminal or Ansible's process group does not take it down.
-        setsid "$@" >> "$logfile" 2>&1 < /dev/null &
+        setsid "$@" > "$logfile" 2>&1 < /dev/null &
         echo "$! $1" > "$pidfile"
         sleep 0.2
         if ! live_pid "$pidfile" > /dev/null; then
