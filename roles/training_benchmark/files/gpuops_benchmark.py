@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Horovod synthetic training benchmark (PyTorch or TensorFlow), run on every rank.
+
+Trains a model on random images and labels and reports throughput in two ways:
+
+* Horovod's usual synthetic-benchmark lines, printed by rank 0 only (``Model:``, ``Batch size:``,
+  ``Number of GPUs:``, ``Iter #N: X img/sec per GPU``, ``Img/sec per GPU: X +-Y``,
+  ``Total img/sec on N GPU(s): X +-Y``). Horovod's total is rank 0's figure times the world size.
+* Every rank's own figures, prefixed ``Rank R on HOST:`` (``Iter #N``, ``Img/sec per GPU`` and
+  ``Compute img/sec per GPU``, the last timing only the forward and backward passes, without waiting
+  for the other ranks), so that a slow rank or host shows.
+
+Launch it with mpirun or horovodrun, one process per device:
+    mpirun -np 4 -H node1:2,node2:2 python3 gpuops_benchmark.py --framework tensorflow
+    horovodrun --gloo -np 2 -H node1:1,node2:1 python3 gpuops_benchmark.py --model small_cnn
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import math
+import os
+import socket
+import sys
+import timeit
+
+FRAMEWORKS = ("tensorflow", "pytorch")
+# Models both frameworks know under these names; other names are looked up in torchvision.models
+# (PyTorch) or tf.keras.applications (TensorFlow).
+SMALL_CNN = "small_cnn"
+GPU_DEFAULT_MODEL = "resnet50"
+# A few convolutions: a CPU-only lab run of a few ranks takes seconds, not minutes.
+CPU_DEFAULT_MODEL = SMALL_CNN
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Horovod synthetic benchmark: random data, real training steps, per-rank throughput."
+    )
+    parser.add_argument("--framework", choices=FRAMEWORKS + ("auto",), default="auto",
+                        help="auto: TensorFlow when horovod.tensorflow imports, else PyTorch")
+    parser.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto",
+                        help="auto: one GPU per local rank when the framework sees GPUs, else CPU")
+    parser.add_argument("--model", default=None,
+                        help="%s (GPU default), resnet18 (PyTorch), %s (CPU default), or any "
+                             "torchvision / tf.keras.applications model name"
+                             % (GPU_DEFAULT_MODEL, SMALL_CNN))
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="images per rank and step (default: 32 on GPUs, 16 on CPUs)")
+    parser.add_argument("--image-size", type=int, default=None,
+                        help="side of the square input images (default: 224, or 64 for %s)" % SMALL_CNN)
+    parser.add_argument("--num-classes", type=int, default=1000)
+    parser.add_argument("--num-warmup-batches", type=int, default=5,
+                        help="steps before timing starts")
+    parser.add_argument("--num-batches-per-iter", type=int, default=5,
+                        help="steps timed together as one iteration")
+    parser.add_argument("--num-iters", type=int, default=10, help="timed iterations")
+    parser.add_argument("--mixed-precision", action="store_true",
+                        help="float16 compute on GPUs (autocast / Keras mixed_float16)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads per rank (0: the host's cores divided among its local ranks)")
+    knobs = parser.add_argument_group(
+        "Horovod knobs", "Each flag, when given, sets the HOROVOD_* variable named in brackets before "
+        "hvd.init(); otherwise the variable from the environment (mpirun -x) applies.")
+    knobs.add_argument("--fp16-allreduce", action="store_true",
+                       help="compress gradients to float16 for the allreduce")
+    knobs.add_argument("--fusion-threshold-mb", type=float, default=None,
+                       help="tensor fusion buffer in MiB [HOROVOD_FUSION_THRESHOLD, bytes]")
+    knobs.add_argument("--cycle-time-ms", type=float, default=None,
+                       help="milliseconds between fusion cycles [HOROVOD_CYCLE_TIME]")
+    knobs.add_argument("--hierarchical-allreduce", action="store_true",
+                       help="allreduce within each host first, then across hosts "
+                            "[HOROVOD_HIERARCHICAL_ALLREDUCE=1]")
+    args = parser.parse_args(argv)
+    for name in ("batch_size", "image_size", "num_classes", "num_batches_per_iter", "num_iters"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error("--%s must be at least 1, got %s" % (name.replace("_", "-"), value))
+    if args.num_warmup_batches < 0 or args.threads < 0:
+        parser.error("--num-warmup-batches and --threads cannot be negative")
+    return args
+
+
+def horovod_environment(args):
+    """The HOROVOD_* variables the knob flags ask for (read by hvd.init())."""
+    env = {}
+    if args.fusion_threshold_mb is not None:
+        env["HOROVOD_FUSION_THRESHOLD"] = str(int(args.fusion_threshold_mb * 1024 * 1024))
+    if args.cycle_time_ms is not None:
+        env["HOROVOD_CYCLE_TIME"] = str(args.cycle_time_ms)
+    if args.hierarchical_allreduce:
+        env["HOROVOD_HIERARCHICAL_ALLREDUCE"] = "1"
+    return env
+
+
+def pick_framework(requested):
+    if requested != "auto":
+        return requested
+    for framework, module in (("tensorflow", "horovod.tensorflow"), ("pytorch", "horovod.torch")):
+        try:
+            __import__(module)
+            return framework
+        except ImportError:
+            continue
+    sys.exit("gpuops_benchmark: neither horovod.tensorflow nor horovod.torch imports; "
+             "install a Horovod wheel built for TensorFlow or PyTorch")
+
+
+def mean_and_confidence(values):
+    """Mean and the half-width of a 95 % interval (1.96 standard deviations), as Horovod prints."""
+    mean = sum(values) / len(values)
+    variance = sum((value - mean) ** 2 for value in values) / len(values)
+    return mean, 1.96 * math.sqrt(variance)
+
+
+def cpu_threads(args, local_size):
+    if args.threads:
+        return args.threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, local_size))
+
+
+class Reporter(object):
+    """Prints Horovod's rank-0 lines and this rank's own lines, in the formats log parsers expect."""
+
+    def __init__(self, rank, size, device_kind):
+        self.rank = rank
+        self.size = size
+        self.device = device_kind.upper()
+        self.prefix = "Rank %d on %s: " % (rank, socket.gethostname().split(".")[0])
+
+    def leader(self, text):
+        if self.rank == 0:
+            print(text, flush=True)
+
+    def header(self, model, batch_size, framework, args):
+        self.leader("Model: %s" % model)
+        self.leader("Batch size: %d" % batch_size)
+        self.leader("Number of %ss: %d" % (self.device, self.size))
+        knobs = ", ".join("%s=%s" % item for item in sorted(os.environ.items())
+                          if item[0].startswith("HOROVOD_") and item[0] in KNOB_VARIABLES)
+        self.leader("Framework: %s; fp16 allreduce: %s; Horovod knobs: %s"
+                    % (framework, "yes" if args.fp16_allreduce else "no", knobs or "defaults"))
+
+    def iteration(self, number, img_per_sec):
+        print("%sIter #%d: %.1f img/sec per %s" % (self.prefix, number, img_per_sec, self.device), flush=True)
+        self.leader("Iter #%d: %.1f img/sec per %s" % (number, img_per_sec, self.device))
+
+    def summary(self, wall, compute):
+        mean, confidence = mean_and_confidence(wall)
+        compute_mean, compute_confidence = mean_and_confidence(compute)
+        print("%sImg/sec per %s: %.1f +-%.1f" % (self.prefix, self.device, mean, confidence), flush=True)
+        print("%sCompute img/sec per %s: %.1f +-%.1f"
+              % (self.prefix, self.device, compute_mean, compute_confidence), flush=True)
+        self.leader("Img/sec per %s: %.1f +-%.1f" % (self.device, mean, confidence))
+        self.leader("Total img/sec on %d %s(s): %.1f +-%.1f"
+                    % (self.size, self.device, self.size * mean, self.size * confidence))
+
+
+KNOB_VARIABLES = ("HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_HIERARCHICAL_ALLREDUCE")
+
+
+def run_timed(reporter, args, batch_size, train_step):
+    """Warm up, then time num_iters iterations. train_step() returns the seconds spent computing."""
+    reporter.leader("Running warmup...")
+    for _ in range(args.num_warmup_batches):
+        train_step()
+    reporter.leader("Running benchmark...")
+    wall, compute = [], []
+    for number in range(args.num_iters):
+        started = timeit.default_timer()
+        computing = sum(train_step() for _ in range(args.num_batches_per_iter))
+        elapsed = timeit.default_timer() - started
+        images = batch_size * args.num_batches_per_iter
+        wall.append(images / elapsed)
+        compute.append(images / max(computing, 1e-9))
+        reporter.iteration(number, wall[-1])
+    reporter.summary(wall, compute)
+
+
+# --- PyTorch -------------------------------------------------------------------------------------
+
+def torch_model(torch, name, num_classes):
+    if name == SMALL_CNN:
+        nn = torch.nn
+        return nn.Sequential(
+            nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.Conv2d(64, 128, 3, stride=2, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, num_classes),
+        )
+    try:
+        from torchvision import models
+    except ImportError:
+        sys.exit("gpuops_benchmark: model %r needs torchvision; only %s is built in" % (name, SMALL_CNN))
+    if not hasattr(models, name):
+        sys.exit("gpuops_benchmark: torchvision has no model %r" % name)
+    return getattr(models, name)(weights=None, num_classes=num_classes)
+
+
+def run_pytorch(args):
+    import torch
+    import horovod.torch as hvd
+
+    hvd.init()
+    use_gpu = args.device == "gpu" or (args.device == "auto" and torch.cuda.is_available())
+    if use_gpu:
+        if not torch.cuda.is_available():
+            sys.exit("gpuops_benchmark: --device gpu but PyTorch sees no CUDA device")
+        torch.cuda.set_device(hvd.local_rank())
+        device = torch.device("cuda", hvd.local_rank())
+    else:
+        torch.set_num_threads(cpu_threads(args, hvd.local_size()))
+        device = torch.device("cpu")
+    model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
+
+    model = torch_model(torch, model_name, args.num_classes).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01 * hvd.size())
+    compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                         compression=compression)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+
+    images = torch.randn(batch_size, 3, image_size, image_size, device=device)
+    labels = torch.randint(0, args.num_classes, (batch_size,), device=device)
+    mixed = args.mixed_precision and use_gpu
+    scaler = torch.cuda.amp.GradScaler() if mixed else None
+
+    def synchronize():
+        if use_gpu:
+            torch.cuda.synchronize()
+
+    def train_step():
+        optimizer.zero_grad()
+        started = timeit.default_timer()
+        with torch.autocast(device_type=device.type, enabled=mixed):
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+        if scaler:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        synchronize()
+        # Backward hooks have queued the allreduces; step() waits for the other ranks.
+        computing = timeit.default_timer() - started
+        if scaler:
+            optimizer.synchronize()
+            scaler.unscale_(optimizer)
+            with optimizer.skip_synchronize():
+                scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        synchronize()
+        return computing
+
+    reporter = Reporter(hvd.rank(), hvd.size(), "gpu" if use_gpu else "cpu")
+    reporter.header(model_name, batch_size, "PyTorch %s" % torch.__version__, args)
+    run_timed(reporter, args, batch_size, train_step)
+
+
+# --- TensorFlow ----------------------------------------------------------------------------------
+
+def tensorflow_model(tf, name, num_classes, image_size):
+    layers = tf.keras.layers
+    if name == SMALL_CNN:
+        return tf.keras.Sequential([
+            layers.Input((image_size, image_size, 3)),
+            layers.Conv2D(32, 3, strides=2, padding="same"), layers.BatchNormalization(), layers.ReLU(),
+            layers.Conv2D(64, 3, strides=2, padding="same"), layers.BatchNormalization(), layers.ReLU(),
+            layers.Conv2D(128, 3, strides=2, padding="same"), layers.BatchNormalization(), layers.ReLU(),
+            layers.GlobalAveragePooling2D(), layers.Dense(num_classes, dtype="float32"),
+        ])
+    applications = {"resnet50": "ResNet50", "resnet101": "ResNet101", "resnet152": "ResNet152",
+                    "mobilenet_v2": "MobileNetV2", "vgg16": "VGG16", "inception_v3": "InceptionV3"}
+    constructor = getattr(tf.keras.applications, applications.get(name, name), None)
+    if constructor is None:
+        sys.exit("gpuops_benchmark: tf.keras.applications has no model %r" % name)
+    return constructor(weights=None, classes=num_classes, input_shape=(image_size, image_size, 3))
+
+
+def run_tensorflow(args):
+    import tensorflow as tf
+    import horovod.tensorflow as hvd
+
+    hvd.init()
+    gpus = tf.config.list_physical_devices("GPU")
+    use_gpu = args.device == "gpu" or (args.device == "auto" and bool(gpus))
+    if use_gpu:
+        if not gpus:
+            sys.exit("gpuops_benchmark: --device gpu but TensorFlow sees no GPU")
+        tf.config.set_visible_devices(gpus[hvd.local_rank()], "GPU")
+        tf.config.experimental.set_memory_growth(gpus[hvd.local_rank()], True)
+        if args.mixed_precision:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    else:
+        threads = cpu_threads(args, hvd.local_size())
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
+
+    model = tensorflow_model(tf, model_name, args.num_classes, image_size)
+    optimizer = tf.keras.optimizers.SGD(learning_rate=0.01 * hvd.size())
+    loss_function = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none
+    images = tf.random.uniform((batch_size, image_size, image_size, 3))
+    labels = tf.random.uniform((batch_size,), maxval=args.num_classes, dtype=tf.int64)
+
+    # Two compiled functions, so that the local forward and backward passes can be timed apart
+    # from the allreduce that waits for the other ranks.
+    @tf.function
+    def compute_gradients():
+        with tf.GradientTape() as tape:
+            loss = loss_function(labels, model(images, training=True))
+        return tape.gradient(loss, model.trainable_variables)
+
+    @tf.function
+    def apply_gradients(gradients):
+        reduced = hvd.grouped_allreduce(gradients, op=hvd.Average, compression=compression)
+        optimizer.apply_gradients(zip(reduced, model.trainable_variables))
+
+    state = {"first": True}
+
+    def train_step():
+        started = timeit.default_timer()
+        gradients = compute_gradients()
+        # .numpy() waits for the device, so the time is the computation's, not its dispatch.
+        gradients[0].numpy()
+        computing = timeit.default_timer() - started
+        apply_gradients(gradients)
+        if state["first"]:
+            # Every rank starts from rank 0's weights (after the first step created the optimizer's slots).
+            hvd.broadcast_variables(model.variables, root_rank=0)
+            hvd.broadcast_variables(optimizer.variables(), root_rank=0)
+            state["first"] = False
+        model.trainable_variables[0].numpy()
+        return computing
+
+    reporter = Reporter(hvd.rank(), hvd.size(), "gpu" if use_gpu else "cpu")
+    reporter.header(model_name, batch_size, "TensorFlow %s" % tf.__version__, args)
+    run_timed(reporter, args, batch_size, train_step)
+
+
+def resolve_sizes(args, use_gpu):
+    model_name = args.model or (GPU_DEFAULT_MODEL if use_gpu else CPU_DEFAULT_MODEL)
+    batch_size = args.batch_size or (32 if use_gpu else 16)
+    image_size = args.image_size or (64 if model_name == SMALL_CNN else 224)
+    return model_name, batch_size, image_size
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    os.environ.update(horovod_environment(args))
+    framework = pick_framework(args.framework)
+    if framework == "tensorflow":
+        run_tensorflow(args)
+    else:
+        run_pytorch(args)
+
+
+if __name__ == "__main__":
+    main()

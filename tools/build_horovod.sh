@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Builds Horovod 0.28.1 (Gloo and MPI, CPU operations) for one framework and caches it, with every
+# wheel that framework needs, as a wheelhouse:
+#   ~/.cache/gpuops/wheels/horovod-0.28.1-<framework>-<version>-py<X.Y>-<hash>/
+# The folder is complete for `pip install --no-index --find-links <folder> -r <folder>/requirements.txt`,
+# which is how the lab workload image and air-gapped nodes install it. The hash covers the pinned
+# requirements (tools/horovod/<framework>.txt, tools/horovod/build.txt) and the build recipe below,
+# so a change to any of them builds a new folder; an existing folder is reused in a second.
+#
+#   tools/build_horovod.sh [--framework tensorflow|pytorch] [--dir]
+#     --framework  tensorflow (the lab's default: 280 MB of wheels) or pytorch (PyPI's torch is the
+#                  CUDA build and does not import without its 3+ GB of nvidia-* wheels)
+#     --dir        print the wheelhouse folder this would build, and nothing else
+# The last line printed is the wheelhouse folder.
+#
+# Horovod 0.28.1 is the last release and needs two fixes to build today, applied to the PyPI sdist
+# in a temporary folder: CMake 4 refuses the bundled Gloo's cmake_minimum_required (hence
+# CMAKE_POLICY_VERSION_MINIMUM=3.5), and PyTorch >= 2.1 headers need C++17 where the sdist asks
+# for C++14 (fixed upstream after the release).
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+# The wheel must match the nodes' Python ABI: the lab nodes and this host are Debian 12, whose
+# python3 is 3.11. Another interpreter can be given for other node images.
+python=${GPUOPS_HOROVOD_PYTHON:-/usr/bin/python3}
+build_jobs=${GPUOPS_BUILD_JOBS:-2}
+horovod_version=0.28.1
+framework=tensorflow
+print_dir_only=false
+
+log() { printf '[horovod] %s\n' "$*" >&2; }
+die() { printf 'build_horovod: %s\n' "$*" >&2; exit 1; }
+
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --framework) framework=${2:-}; shift 2 ;;
+        --framework=*) framework=${1#*=}; shift ;;
+        --dir) print_dir_only=true; shift ;;
+        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument '$1' (expected --framework tensorflow|pytorch, --dir)" ;;
+    esac
+done
+
+case "$framework" in
+    tensorflow)
+        framework_package=tensorflow-cpu
+        framework_flags=(HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITHOUT_PYTORCH=1)
+        import_check='import horovod.tensorflow as hvd' ;;
+    pytorch)
+        framework_package=torch
+        framework_flags=(HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1)
+        import_check='import horovod.torch as hvd' ;;
+    *) die "--framework must be tensorflow or pytorch, got '$framework'" ;;
+esac
+
+requirements=$repo_root/tools/horovod/$framework.txt
+build_requirements=$repo_root/tools/horovod/build.txt
+[ -r "$requirements" ] || die "missing $requirements"
+[ -x "$python" ] || die "no Python interpreter at $python (set GPUOPS_HOROVOD_PYTHON)"
+
+python_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+framework_version=$(sed -n "s/^$framework_package==\([^ ]*\)$/\1/p" "$requirements")
+[ -n "$framework_version" ] || die "$requirements does not pin $framework_package"
+
+# Everything that decides the wheel's content; changing any of it gives a new cache folder.
+build_env=(
+    "${framework_flags[@]}"
+    HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1
+    CMAKE_POLICY_VERSION_MINIMUM=3.5
+)
+recipe="horovod==$horovod_version cxx17-patch ${build_env[*]} python$python_version"
+key_hash=$(cat "$requirements" "$build_requirements" <(echo "$recipe") | sha256sum | cut -c1-12)
+key=horovod-$horovod_version-$framework-$framework_version-py$python_version-$key_hash
+wheelhouse=$cache_root/wheels/$key
+
+if [ "$print_dir_only" = true ]; then
+    echo "$wheelhouse"
+    exit 0
+fi
+
+if [ -f "$wheelhouse/BUILD-INFO" ]; then
+    log "present: $wheelhouse"
+    echo "$wheelhouse"
+    exit 0
+fi
+
+# Debian packages the build needs: a C++ compiler, OpenMPI's headers and mpicxx, Python headers.
+build_packages=(g++ make libopenmpi-dev openmpi-bin python3-dev python3-venv)
+missing=()
+for package in "${build_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    [ "$(id -u)" -eq 0 ] || die "missing Debian packages: ${missing[*]} (apt-get install them, or run as root)"
+    log "installing Debian packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+started=$(date +%s)
+mkdir -p "$cache_root/wheels"
+work=$(mktemp -d "$cache_root/wheels/.build-$framework.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+staging=$work/wheelhouse
+mkdir -p "$staging" "$work/build-tools" "$work/dist"
+
+log "downloading the pinned $framework_package $framework_version wheels and the Horovod $horovod_version sdist"
+"$python" -m venv "$work/venv"
+pip=("$work/venv/bin/pip" --disable-pip-version-check --no-input)
+"${pip[@]}" download --quiet --only-binary :all: --no-deps -r "$requirements" -d "$staging"
+"${pip[@]}" download --quiet --only-binary :all: --no-deps -r "$build_requirements" -d "$work/build-tools"
+"${pip[@]}" download --quiet --no-binary :all: --no-deps "horovod==$horovod_version" -d "$work"
+downloaded=$(date +%s)
+
+log "installing the build environment"
+"${pip[@]}" install --quiet --no-index --find-links "$staging" --find-links "$work/build-tools" \
+    -r "$requirements" -r "$build_requirements"
+
+tar -C "$work" -xzf "$work/horovod-$horovod_version.tar.gz"
+source_dir=$work/horovod-$horovod_version
+for cmake_lists in CMakeLists.txt horovod/torch/CMakeLists.txt; do
+    grep -q 'set(CMAKE_CXX_STANDARD 14)' "$source_dir/$cmake_lists" \
+        || die "$cmake_lists in the sdist no longer asks for C++14: the C++17 fix needs a second look"
+    sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$source_dir/$cmake_lists"
+done
+
+log "compiling Horovod against $framework_package $framework_version with $build_jobs jobs (about 10 minutes on 2 cores)"
+compile_log=$work/compile.log
+if ! (cd "$source_dir" && env "${build_env[@]}" MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" \
+        "${pip[@]}" wheel --no-build-isolation --no-deps --no-index -w "$work/dist" . >"$compile_log" 2>&1); then
+    tail -40 "$compile_log" >&2
+    die "the Horovod build failed (last lines above)"
+fi
+compiled=$(date +%s)
+
+wheel=$(find "$work/dist" -name "horovod-$horovod_version-*.whl" | head -1)
+[ -n "$wheel" ] || die "pip wheel succeeded but left no horovod wheel in $work/dist"
+"${pip[@]}" install --quiet --no-index --no-deps "$wheel"
+# Refuse to cache a wheel that lacks a controller or the framework binding.
+(cd "$work" && "$work/venv/bin/python" -c "
+$import_check
+assert hvd.gloo_built(), 'Horovod was built without Gloo'
+assert hvd.mpi_built(), 'Horovod was built without MPI'
+print('horovod', '$horovod_version', 'gloo and mpi built')
+") >&2 || die "the built wheel does not import with Gloo and MPI"
+
+cp "$wheel" "$staging/"
+grep -v '^#' "$requirements" >"$staging/requirements.txt"
+echo "horovod==$horovod_version" >>"$staging/requirements.txt"
+finished=$(date +%s)
+cat >"$staging/BUILD-INFO" <<EOF
+horovod: $horovod_version
+framework: $framework_package $framework_version
+python: $python_version
+recipe: $recipe
+built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
+download_seconds: $((downloaded - started))
+compile_seconds: $((compiled - downloaded))
+total_seconds: $((finished - started))
+EOF
+rm -rf "$wheelhouse"
+mv "$staging" "$wheelhouse"
+log "built in $((finished - started)) s (compile $((compiled - downloaded)) s): $wheelhouse"
+echo "$wheelhouse"

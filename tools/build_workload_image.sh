@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the lab workload image without a registry: `podman build` FROM the local lab node image
+# (tools/build_node_image.sh), adding OpenMPI from Debian and a Python environment at
+# /opt/gpuops/venv with Horovod and one framework from the cached wheelhouse
+# (tools/build_horovod.sh; pip runs with --no-index). The image name carries a hash of every input
+# (node image, wheelhouse, Containerfile), so a warm run takes a second and any change builds anew.
+#
+#   tools/build_workload_image.sh [--framework tensorflow|pytorch] [--name]
+#     --name   print the image name this would build, and nothing else (builds nothing)
+# The last line printed is the image name.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+framework=tensorflow
+print_name_only=false
+
+log() { printf '[workload-image] %s\n' "$*" >&2; }
+die() { printf 'build_workload_image: %s\n' "$*" >&2; exit 1; }
+
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --framework) framework=${2:-}; shift 2 ;;
+        --framework=*) framework=${1#*=}; shift ;;
+        --name) print_name_only=true; shift ;;
+        -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument '$1' (expected --framework tensorflow|pytorch, --name)" ;;
+    esac
+done
+case "$framework" in
+    tensorflow) horovod_module=horovod.tensorflow ;;
+    pytorch) horovod_module=horovod.torch ;;
+    *) die "--framework must be tensorflow or pytorch, got '$framework'" ;;
+esac
+
+containerfile=$repo_root/tools/workload/Containerfile
+base_image=$(bash "$repo_root/tools/build_node_image.sh" --name)
+wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" --framework "$framework" --dir)
+image_key=$(printf '%s\n' "$base_image" "$(basename "$wheelhouse")" "$horovod_module" | cat - "$containerfile" \
+    | sha256sum | cut -c1-12)
+image_name=${GPUOPS_WORKLOAD_IMAGE:-localhost/gpuops-workload:$framework-$image_key}
+
+if [ "$print_name_only" = true ]; then
+    echo "$image_name"
+    exit 0
+fi
+
+if podman image exists "$image_name"; then
+    log "present: $image_name"
+    echo "$image_name"
+    exit 0
+fi
+
+started=$(date +%s)
+bash "$repo_root/tools/build_node_image.sh" >/dev/null
+wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" --framework "$framework" | tail -1)
+
+context=$(mktemp -d "$cache_root/images/workload-context.XXXXXX" 2>/dev/null \
+    || { mkdir -p "$cache_root/images"; mktemp -d "$cache_root/images/workload-context.XXXXXX"; })
+trap 'rm -rf "$context"' EXIT
+# Hard links: the build context costs no copy of the wheels.
+cp -al "$wheelhouse" "$context/wheelhouse" 2>/dev/null || cp -a "$wheelhouse" "$context/wheelhouse"
+
+log "building $image_name from $base_image with $(basename "$wheelhouse")"
+build_log=$context.log
+if ! podman build --quiet --network host --file "$containerfile" \
+        --build-arg "BASE_IMAGE=$base_image" --build-arg "HOROVOD_MODULE=$horovod_module" \
+        --tag "$image_name" "$context" >"$build_log" 2>&1; then
+    tail -30 "$build_log" >&2
+    die "podman build failed (last lines above; full log $build_log)"
+fi
+rm -f "$build_log"
+log "built in $(( $(date +%s) - started )) s: $image_name"
+echo "$image_name"
