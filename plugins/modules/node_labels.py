@@ -96,11 +96,22 @@ EXAMPLES = r"""
         value: present
         effect: NoSchedule
 
-- name: Per-node labels from gathered GPU facts
+# On the GPU hosts, after gpuops.cluster.gpu_facts: each host describes its own node ...
+- name: Describe this host's node from its GPU facts
+  ansible.builtin.set_fact:
+    gpuops_node_entry:
+      name: "{{ inventory_hostname_short }}"
+      labels:
+        nvidia.com/gpu.present: "{{ gpuops_gpu.present }}"
+        nvidia.com/gpu.product: "{{ gpuops_gpu.product_label | default('') }}"
+        nvidia.com/gpu.count: "{{ gpuops_gpu.count }}"
+
+# ... and one task labels them all.
+- name: Label every GPU node from its facts
   gpuops.cluster.node_labels:
-    nodes: >-
-      {{ groups['gpu_nodes'] | map('extract', hostvars)
-         | map(attribute='gpuops_node_labels') | list }}
+    nodes: "{{ ansible_play_hosts | map('extract', hostvars, 'gpuops_node_entry') | list }}"
+  run_once: true
+  delegate_to: localhost
 
 - name: The same as a dict keyed by node name
   gpuops.cluster.node_labels:
