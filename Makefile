@@ -21,3 +21,17 @@ test:
 
 unit sanity lint molecule integration:
 	bash tools/test.sh $@
+
+# Lab control plane (etcd, kube-*, kwok fake nodes, MPI Operator) built from the Go module proxy; see docs/lab.md.
+.PHONY: kube-binaries lab-control-plane lab-control-plane-down bench-lab-start
+kube-binaries:
+	bash tools/build_kube_binaries.sh
+
+lab-control-plane: bootstrap kube-binaries
+	$(ANSIBLE_PLAYBOOK) playbooks/lab.yml
+
+lab-control-plane-down: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab.yml -e lab_state=absent
+
+bench-lab-start: bootstrap kube-binaries
+	.venv/bin/python bench/lab_start.py
