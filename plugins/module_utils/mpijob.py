@@ -609,6 +609,10 @@ def pod_summary(pod):
                "node": spec.get("nodeName"), "reason": status.get("reason"), "message": status.get("message")}
     if containers:
         summary["terminated_containers"] = containers
+    for condition in status.get("conditions") or []:
+        # The scheduler's own words on why the pod has no node, e.g. "Insufficient nvidia.com/gpu".
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            summary["unschedulable"] = condition.get("message") or condition.get("reason")
     return summary
 
 
@@ -860,7 +864,9 @@ def _wait_and_report(api, namespace, name, settings, result):
         raise JobFailedError("MPIJob {0}/{1} FAILED after {2:.1f} s: {3}".format(
             namespace, name, outcome.elapsed, outcome.reason), **result)
     if outcome.outcome == k8s_wait.TIMED_OUT:
-        phases = ", ".join("{0}={1}".format(p["name"], p["phase"]) for p in result["pods"]) or "no pods"
+        phases = ", ".join("{0}={1}{2}".format(p["name"], p["phase"],
+                                               " ({0})".format(p["unschedulable"]) if p.get("unschedulable") else "")
+                           for p in result["pods"]) or "no pods"
         raise WaitTimeoutError("timed out after {0} s waiting for MPIJob {1}/{2} to be {3}; it is {4} "
                                "(pods: {5})".format(settings.wait_timeout, namespace, name, settings.wait_for,
                                                     result["phase"], phases), **result)
@@ -899,8 +905,9 @@ def _api_error(what, error):
         except (ValueError, AttributeError):
             message = str(body)[:500]
     if status:
-        return ApiError("{0}: HTTP {1} {2}{3}".format(what, status, getattr(error, "reason", "") or "",
-                                                     ": " + message if message else ""), status=status)
+        detail = ": " + message if message else ""
+        return ApiError("{0}: HTTP {1} {2}{3}".format(what, status, getattr(error, "reason", "") or "", detail),
+                        status=status)
     return ApiError("{0}: {1}".format(what, error))
 
 

@@ -128,10 +128,10 @@ def settings(**overrides):
     return Settings(**values)
 
 
-def existing(params=BENCH):
-    """A cluster holding the job as this module created it."""
+def existing():
+    """A cluster holding the BENCH job as this module created it."""
     api = FakeMPIJobApi()
-    ensure_present(api, build_mpijob(params), settings())
+    ensure_present(api, build_mpijob(BENCH), settings())
     api.writes = []
     return api
 
@@ -285,6 +285,22 @@ def test_timeout_names_the_phase_and_the_pods():
     assert str(raised.value) == (
         "timed out after 5 s waiting for MPIJob ml/bench to be Succeeded; it is Running (pods: bench-worker-0=Running, "
         "bench-worker-1=Running, bench-launcher-x7k2p=Running)")
+
+
+def test_timeout_tells_why_a_pod_is_not_scheduled():
+    def pending(api):
+        name = api.add_pod("bench", "worker", "Pending", 0)
+        api.pods[-1]["status"]["conditions"] = [{
+            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 3 Insufficient hugepages-1Gi."}]
+        assert name == "bench-worker-0"
+
+    api = FakeMPIJobApi(script={2: pending})
+    with pytest.raises(WaitTimeoutError) as raised:
+        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
+                                                          ticks_factory=lambda: iter([0.0, 5.0])))
+    assert str(raised.value).endswith("it is Pending (pods: bench-worker-0=Pending (0/3 nodes are available: 3 "
+                                      "Insufficient hugepages-1Gi.))")
 
 
 def test_wait_for_running():
