@@ -241,12 +241,9 @@ def test_report_json_is_stable_and_readable():
     assert json.loads(text)["ranks"] == 16
 
 
-def test_chart_is_a_png_and_the_same_for_the_same_report():
-    report = judge("horovod_pytorch_8gpu_slow_rank.log", baseline_img_per_sec=372)
-    first = render_chart(report)
-    assert first[:8] == b"\x89PNG\r\n\x1a\n"
-    assert render_chart(report) == first
-    # Without iterations the chart falls back to bars per rank.
+def test_chart_without_iterations_shows_bars_per_rank():
+    # The iteration and scaling panels, and the chart being the same for the same report, are
+    # covered by the module's idempotence test.
     bars = render_chart(report_from_text("Rank 0: Img/sec per CPU: 5.0 +-0.1\nRank 1: Img/sec per CPU: 4.0 +-0.1\n", {}))
     assert bars[:8] == b"\x89PNG\r\n\x1a\n"
 
