@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running playbooks/gpu_stack.yml against the lab and reading its results, for the GPU stack tests.
+
+The playbook is run the way users run it (ansible-playbook), with the JSON callback so that every task's
+result (changed, msg, diff) can be asserted. Nodes are fake kwok Nodes made by the tests; the GPU hosts
+of the generated inventory are those nodes, and nothing connects to them (facts come from the inventory
+or from a seeded fact cache).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+import yaml
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "gpu_stack.yml")
+DATA_DIR = os.path.join(REPO_ROOT, "tests", "integration", "data")
+CHART_DIR = os.path.join(DATA_DIR, "charts", "gpu-operator-stub")
+HELM_BUILD = os.path.join(REPO_ROOT, "tools", "build_helm.sh")
+CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+MPI_OPERATOR_VERSION = "v0.8.0"
+GPU_PRODUCT = "NVIDIA H100 80GB HBM3"
+GPU_PRODUCT_LABEL = "NVIDIA-H100-80GB-HBM3"
+
+
+def ansible_env(tmp_root, fact_cache=None):
+    """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
+    collections = os.path.join(tmp_root, "collections")
+    parent = os.path.join(collections, "ansible_collections", "gpuops")
+    os.makedirs(parent, exist_ok=True)
+    link = os.path.join(parent, "cluster")
+    if not os.path.islink(link):
+        os.symlink(REPO_ROOT, link)
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections,
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
+    if fact_cache:
+        env.update(ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache)
+    for name in list(env):
+        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
+            del env[name]
+    return env
+
+
+class Run:
+    """One ansible-playbook run: return code, per-task results, recap."""
+
+    def __init__(self, process, argv):
+        self.process = process
+        self.argv = argv
+        try:
+            self.report = json.loads(process.stdout)
+        except ValueError:
+            pytest.fail("ansible-playbook did not print JSON (rc=%s): %s\n%s\n%s"
+                        % (process.returncode, " ".join(argv), process.stdout[-4000:], process.stderr[-4000:]),
+                        pytrace=False)
+        self.stats = self.report.get("stats", {})
+
+    @property
+    def rc(self):
+        return self.process.returncode
+
+    @property
+    def changed(self):
+        """Changed task count over all hosts."""
+        return sum(host.get("changed", 0) for host in self.stats.values())
+
+    def tasks(self):
+        """(task name, host, result) for every task result, in order."""
+        for play in self.report.get("plays", []):
+            for task in play.get("tasks", []):
+                for host, result in task.get("hosts", {}).items():
+                    yield task["task"]["name"], host, result
+
+    def results(self, name_part):
+        return [result for name, _host, result in self.tasks() if name_part in name]
+
+    def failures(self):
+        return [(name, host, result) for name, host, result in self.tasks() if result.get("failed")]
+
+    def changed_tasks(self):
+        return [name for name, _host, result in self.tasks() if result.get("changed")]
+
+    def diffs(self):
+        """Every diff shown, as text (k8s diffs are dicts of before/after, fact_diff ones are prepared text)."""
+        out = []
+        for name, _host, result in self.tasks():
+            diff = result.get("diff")
+            for item in diff if isinstance(diff, list) else [diff] if diff else []:
+                out.append((name, item))
+            for sub in result.get("results", []) if isinstance(result.get("results"), list) else []:
+                if isinstance(sub, dict) and sub.get("diff"):
+                    out.append((name, sub["diff"]))
+        return out
+
+    def explain(self):
+        failed = self.failures()
+        return "rc=%s %s\nfailed: %s\nchanged: %s\nstderr: %s" % (
+            self.rc, " ".join(self.argv[2:]), json.dumps([(n, h, r.get("msg")) for n, h, r in failed])[:4000],
+            self.changed_tasks(), self.process.stderr[-2000:])
+
+
+def run_playbook(env, inventory, extra, check=False, diff=False, tags=None, timeout=900):
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK,
+            "-e", json.dumps(extra)]
+    if check:
+        argv.append("--check")
+    if diff:
+        argv.append("--diff")
+    if tags:
+        argv += ["--tags", tags]
+    process = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False,
+                             timeout=timeout)
+    return Run(process, argv)
+
+
+def write_inventory(path, gpu_nodes, **group_vars):
+    """An inventory whose gpu_nodes group is the given fake nodes; nothing ever connects to them."""
+    hosts = dict((name, {"gpu_node_labels_gpu_count": 8, "gpu_node_labels_gpu_product": GPU_PRODUCT})
+                 for name in gpu_nodes)
+    variables = {"ansible_connection": "local", "gpu_node_labels_gather_enabled": False}
+    variables.update(group_vars)
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": hosts, "vars": variables}}}}, handle)
+    return path
+
+
+def fake_node(name, labels=None):
+    """A Node that kwok keeps Ready (it runs the pods bound there). No nvidia.com/gpu capacity: on a real node
+    that appears only once a device plugin registers, which needs a kubelet the lab does not have."""
+    node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok",
+                   "gpuops.io/test": "gpu-stack"}
+    node_labels.update(labels or {})
+    capacity = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": node_labels,
+                         "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+            "spec": {},
+            "status": {"capacity": capacity, "allocatable": capacity,
+                       "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake"}}}
+
+
+def wait_for(predicate, timeout, what, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail("timed out after %s s waiting for %s" % (timeout, what), pytrace=False)
+        time.sleep(interval)
+
+
+def unique(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:5])
+
+
+def helm_binary():
+    """The helm CLI from tools/build_helm.sh (built into the cache when missing: minutes, once)."""
+    build = subprocess.run([HELM_BUILD], cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    sys.stderr.write(build.stderr)
+    if build.returncode != 0:
+        pytest.fail("building helm failed (tools/build_helm.sh):\n%s" % build.stderr[-3000:], pytrace=False)
+    return build.stdout.strip().splitlines()[-1]
+
+
+def mpi_operator_manifest():
+    """deploy/v2beta1/mpi-operator.yaml of the pinned release, from the Go module cache the lab build fills."""
+    path = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@%s" % MPI_OPERATOR_VERSION,
+                        "deploy", "v2beta1", "mpi-operator.yaml")
+    if not os.path.isfile(path):
+        pytest.fail("%s is missing: the lab build (tools/build_kube_binaries.sh) downloads that module" % path,
+                    pytrace=False)
+    return path
+
+
+def unreachable_kubeconfig(lab, path):
+    """The lab's kubeconfig pointed at a port where nothing listens: any API call fails to connect."""
+    with open(lab.kubeconfig, encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = "https://127.0.0.1:9"
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(config, handle)
+    os.chmod(path, 0o600)
+    return path

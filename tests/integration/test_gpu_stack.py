@@ -1,0 +1,330 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/gpu_stack.yml against the lab control plane: labels, device plugin or GPU Operator, MPI Operator.
+
+What the lab shows: the objects the API server stores and validates, the real DaemonSet controller and
+scheduler placing the device plugin's pods (kwok marks them running; nothing runs in them), Helm installing,
+upgrading and waiting for a release (of a small local chart standing in for NVIDIA's, which cannot be fetched
+here), the MPI Operator's CRD Established and its Deployment Available (kwok's pod, not a running controller).
+What it cannot show: a device plugin registering GPUs with a kubelet (there is none), nvidia.com/gpu capacity
+appearing, the real GPU Operator's operands.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from gpu_stack_harness import (
+    CHART_DIR, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest, run_playbook,
+    unique, unreachable_kubeconfig, wait_for, write_inventory,
+)
+
+GPU_SELECTOR = "nvidia.com/gpu.present=true"
+
+
+@pytest.fixture(scope="module")
+def helm():
+    return helm_binary()
+
+
+@pytest.fixture(scope="module")
+def stack(lab, tmp_path_factory):
+    """Two unlabelled GPU nodes and one CPU node of this module, an inventory naming the GPU ones, a namespace
+    for the device plugin and the operator, and the extra vars every run shares. All removed afterwards."""
+    tmp = tmp_path_factory.mktemp("gpu-stack")
+    prefix = unique("gs")
+    gpu_nodes = ["%s-gpu-a" % prefix, "%s-gpu-b" % prefix]
+    cpu_node = "%s-cpu" % prefix
+    for name in gpu_nodes + [cpu_node]:
+        lab.core.create_node(fake_node(name))
+    namespace = "%s-stack" % prefix
+    extra = {"gpuops_kubeconfig": lab.kubeconfig, "nvidia_device_plugin_namespace": namespace,
+             "gpu_operator_namespace": namespace, "nvidia_device_plugin_wait_timeout": 180,
+             "gpu_operator_wait_timeout": 180, "mpi_operator_manifest_src": mpi_operator_manifest(),
+             "mpi_operator_wait_timeout": 180}
+    info = {"tmp": tmp, "gpu_nodes": gpu_nodes, "cpu_node": cpu_node, "namespace": namespace, "extra": extra,
+            "inventory": write_inventory(str(tmp / "inventory.yml"), gpu_nodes),
+            "env": ansible_env(str(tmp))}
+    yield info
+    lab.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=true", "--timeout=50s", check=False)
+    for name in gpu_nodes + [cpu_node]:
+        lab.kubectl("delete", "node", name, "--ignore-not-found", check=False)
+
+
+def labels_of(lab, name):
+    return lab.core.read_node(name).metadata.labels or {}
+
+
+def daemonset(lab, namespace, name):
+    found = lab.kubectl("get", "daemonset", "-n", namespace, name, "-o", "yaml", "--ignore-not-found").stdout
+    return yaml.safe_load(found) if found.strip() else None
+
+
+def pods_by_node(lab, namespace, selector):
+    pods = lab.core.list_namespaced_pod(namespace, label_selector=selector).items
+    return dict((pod.spec.node_name, pod) for pod in pods if pod.metadata.deletion_timestamp is None)
+
+
+def gpu_labelled_nodes(lab):
+    return sorted(node.metadata.name for node in lab.core.list_node(label_selector=GPU_SELECTOR).items)
+
+
+def helm_releases(lab, namespace):
+    """Helm's release records (Secrets owner=helm), by revision."""
+    secrets = lab.core.list_namespaced_secret(namespace, label_selector="owner=helm").items
+    return sorted((int(s.metadata.labels["version"]), s.metadata.labels["status"]) for s in secrets)
+
+
+DEVICE_PLUGIN_PODS = "app.kubernetes.io/name=nvidia-device-plugin"
+OPERATOR_PLUGIN_PODS = "app.kubernetes.io/name=gpu-operator-stub-device-plugin"
+
+
+def test_device_plugin_stack_check_apply_idempotent_diff(lab, stack):
+    ns, gpu_nodes = stack["namespace"], stack["gpu_nodes"]
+    extra = dict(stack["extra"])
+
+    # Check mode: every change planned and shown, nothing created.
+    check = run_playbook(stack["env"], stack["inventory"], extra, check=True, diff=True, tags="gpu_stack")
+    assert check.rc == 0, check.explain()
+    assert check.changed > 0
+    for name in gpu_nodes:
+        assert "nvidia.com/gpu.present" not in labels_of(lab, name), "check mode labelled a node"
+    assert lab.kubectl("get", "namespace", ns, "--ignore-not-found", "-o", "name").stdout.strip() == ""
+    label_diffs = [item for name, item in check.diffs() if "Apply the GPU labels" in name]
+    assert sorted(item["before_header"] for item in label_diffs) == sorted("node/%s" % n for n in gpu_nodes)
+    assert label_diffs[0]["after"]["labels"]["nvidia.com/gpu.product"] == GPU_PRODUCT_LABEL
+    shown = "\n".join(item.get("prepared", "") for name, item in check.diffs() if "as it would be created" in name)
+    assert "kind: DaemonSet" in shown and "image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1" in shown
+    assert "nvidia.com/gpu.present: 'true'" in shown
+
+    # Apply: labels, then the DaemonSet on exactly the GPU-labelled nodes.
+    apply = run_playbook(stack["env"], stack["inventory"], extra, tags="gpu_stack")
+    assert apply.rc == 0, apply.explain()
+    for name in gpu_nodes:
+        labels = labels_of(lab, name)
+        assert labels["nvidia.com/gpu.present"] == "true"
+        assert labels["nvidia.com/gpu.product"] == GPU_PRODUCT_LABEL
+        assert labels["nvidia.com/gpu.count"] == "8"
+        assert "openshift.com/gpu-accelerator" not in labels, "not OpenShift: no accelerator label"
+    assert "nvidia.com/gpu.present" not in labels_of(lab, stack["cpu_node"])
+    (labelled,) = apply.results("Apply the GPU labels to every node at once")
+    assert labelled["changed_nodes"] == sorted(gpu_nodes), "one node_labels call for all hosts"
+
+    ds = daemonset(lab, ns, "nvidia-device-plugin")
+    expected_nodes = gpu_labelled_nodes(lab)
+    assert set(gpu_nodes) <= set(expected_nodes)
+    assert ds["status"]["desiredNumberScheduled"] == len(expected_nodes)
+    assert ds["status"]["numberAvailable"] == len(expected_nodes)
+    pod_spec = ds["spec"]["template"]["spec"]
+    assert pod_spec["priorityClassName"] == "system-node-critical"
+    assert pod_spec["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod_spec["tolerations"]
+    assert pod_spec["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    # The real scheduler and DaemonSet controller: one pod per GPU-labelled node, none elsewhere.
+    placed = wait_for(lambda: (lambda p: p if sorted(p) == expected_nodes else None)(
+        pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)), 60, "device plugin pods on every GPU node")
+    assert stack["cpu_node"] not in placed
+    assert all(pod.status.phase == "Running" for pod in placed.values())
+
+    # Second run: nothing to do, and no diff shown.
+    again = run_playbook(stack["env"], stack["inventory"], extra, diff=True, tags="gpu_stack")
+    assert again.rc == 0, again.explain()
+    assert again.changed == 0, again.explain()
+    assert again.diffs() == []
+
+    # Time-slicing on: the ConfigMap appears, the flag is passed, the pods roll; the diff names exactly that.
+    sliced = dict(extra, nvidia_device_plugin_time_slicing_enabled=True, nvidia_device_plugin_time_slicing_replicas=4)
+    before_uids = set(pod.metadata.uid for pod in placed.values())
+    timeslice = run_playbook(stack["env"], stack["inventory"], sliced, diff=True, tags="gpu_stack")
+    assert timeslice.rc == 0, timeslice.explain()
+    config = lab.core.read_namespaced_config_map("nvidia-device-plugin-config", ns)
+    parsed = yaml.safe_load(config.data["config.yaml"])
+    assert parsed["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    container = daemonset(lab, ns, "nvidia-device-plugin")["spec"]["template"]["spec"]["containers"][0]
+    assert "--config-file=/etc/nvidia-device-plugin/config.yaml" in container["args"]
+    ds_diffs = [item for name, item in timeslice.diffs() if "Apply the device plugin" in name]
+    assert len(ds_diffs) == 1
+    assert "--config-file" not in str(ds_diffs[0]["before"]) and "--config-file" in str(ds_diffs[0]["after"])
+    rolled = wait_for(lambda: (lambda p: p if sorted(p) == expected_nodes
+                               and not before_uids & set(x.metadata.uid for x in p.values()) else None)(
+        pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)), 120, "the device plugin pods to roll")
+    assert len(rolled) == len(expected_nodes)
+    assert run_playbook(stack["env"], stack["inventory"], sliced, tags="gpu_stack").changed == 0
+
+
+def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
+    """The Helm path with a local chart (NVIDIA's cannot be fetched here): install, values, upgrade, wait,
+    uninstall, and the device plugin gone while the operator is there."""
+    ns = stack["namespace"]
+    # The GPU hosts' gathered facts say the driver is preinstalled (as on DGX OS): driver.enabled false.
+    cache = tmp_path / "facts"
+    cache.mkdir()
+    for name in stack["gpu_nodes"]:
+        (cache / name).write_text('{"gpuops_gpu": {"present": true, "count": 8, "driver_version": "550.90.07"}}')
+    env = ansible_env(str(tmp_path), fact_cache=str(cache))
+    operator = dict(stack["extra"], gpuops_gpu_stack="gpu_operator", gpu_operator_chart_path=CHART_DIR,
+                    gpu_operator_helm_binary=helm)
+
+    run = run_playbook(env, stack["inventory"], operator, diff=True, tags="gpu_stack")
+    assert run.rc == 0, run.explain()
+    assert daemonset(lab, ns, "nvidia-device-plugin") is None, "the device plugin stays beside the operator"
+    assert pods_by_node(lab, ns, DEVICE_PLUGIN_PODS) == {}
+    assert helm_releases(lab, ns) == [(1, "deployed")]
+    settings = lab.core.read_namespaced_config_map("gpu-operator-settings", ns).data
+    assert settings == {"driver.enabled": "false", "mig.strategy": "single", "chart.version": "0.1.0"}
+    # helm --wait returned once the operator's Deployment was available (kwok runs its pod).
+    deployment = lab.kubectl("get", "deployment", "-n", ns, "gpu-operator", "-o", "yaml").stdout
+    assert yaml.safe_load(deployment)["status"]["availableReplicas"] == 1
+    operator_uid = yaml.safe_load(deployment)["metadata"]["uid"]
+    values_diff = [item["prepared"] for name, item in run.diffs() if "values before and after" in name]
+    assert len(values_diff) == 1 and '+            "enabled": false' in values_diff[0]
+    expected_nodes = gpu_labelled_nodes(lab)
+    wait_for(lambda: sorted(pods_by_node(lab, ns, OPERATOR_PLUGIN_PODS)) == expected_nodes, 60,
+             "the operator's device plugin on every GPU node")
+
+    again = run_playbook(env, stack["inventory"], operator, tags="gpu_stack")
+    assert again.rc == 0, again.explain()
+    assert again.changed == 0, again.explain()
+    assert helm_releases(lab, ns) == [(1, "deployed")]
+
+    # Upgrade: a new chart version as an archive (the air-gapped form) and another MIG strategy.
+    chart_copy = tmp_path / "chart" / "gpu-operator-stub"
+    shutil.copytree(CHART_DIR, chart_copy)
+    chart_yaml = chart_copy / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 0.1.0", "version: 0.2.0"))
+    subprocess.run([helm, "package", str(chart_copy), "-d", str(tmp_path)], check=True, capture_output=True)
+    archive = tmp_path / "gpu-operator-stub-0.2.0.tgz"
+    upgraded = dict(operator, gpu_operator_chart_path=str(archive), gpu_operator_mig_strategy="mixed")
+    upgrade = run_playbook(env, stack["inventory"], upgraded, tags="gpu_stack")
+    assert upgrade.rc == 0, upgrade.explain()
+    assert helm_releases(lab, ns) == [(1, "superseded"), (2, "deployed")]
+    settings = lab.core.read_namespaced_config_map("gpu-operator-settings", ns).data
+    assert settings == {"driver.enabled": "false", "mig.strategy": "mixed", "chart.version": "0.2.0"}
+    deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", ns, "gpu-operator", "-o", "yaml").stdout)
+    assert deployment["metadata"]["uid"] == operator_uid, "the upgrade replaced the operator instead of updating it"
+
+    # Back to the device plugin: the release is uninstalled first, then the plugin returns.
+    back = run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="gpu_stack")
+    assert back.rc == 0, back.explain()
+    assert helm_releases(lab, ns) == []
+    wait_for(lambda: pods_by_node(lab, ns, OPERATOR_PLUGIN_PODS) == {}, 60, "the operator's device plugin to go")
+    wait_for(lambda: sorted(pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)) == expected_nodes, 60,
+             "the device plugin back on every GPU node")
+
+
+BAD_INPUTS = [
+    ({"gpuops_gpu_stack": "cuda"}, "gpuops_gpu_stack must be 'device_plugin' or 'gpu_operator', got 'cuda'"),
+    ({"nvidia_device_plugin_version": "0.17"}, "nvidia_device_plugin_version must be a release tag such as v0.17.1"),
+    ({"nvidia_device_plugin_time_slicing_enabled": True, "nvidia_device_plugin_time_slicing_replicas": 0},
+     "nvidia_device_plugin_time_slicing_replicas must be an integer >= 1, got '0'"),
+    ({"gpuops_gpu_stack": "gpu_operator", "gpu_operator_chart_path": "/nonexistent/gpu-operator-v25.3.0.tgz"},
+     "gpu_operator_chart_path must be a chart archive or directory on the controller"),
+    ({"gpu_operator_chart_version": "latest"}, "gpu_operator_chart_version must be a chart version such as v25.3.0"),
+    ({"mpi_operator_version": "0.8"}, "mpi_operator_version must be a release tag such as v0.8.0"),
+    ({"mpi_operator_manifest_src": "/nonexistent/mpi-operator.yaml"},
+     "mpi_operator_manifest_src must be an http(s) URL or an existing file on the controller"),
+]
+
+
+@pytest.mark.parametrize("bad, message", BAD_INPUTS, ids=[m.split(" ")[0] for _b, m in BAD_INPUTS])
+def test_bad_input_fails_before_any_api_call(lab, stack, tmp_path, bad, message):
+    # The API address is unreachable: a call made before the check would fail with a connection error.
+    extra = dict(stack["extra"], gpuops_kubeconfig=unreachable_kubeconfig(lab, str(tmp_path / "kubeconfig")))
+    extra.update(bad)
+    run = run_playbook(stack["env"], stack["inventory"], extra)
+    assert run.rc != 0
+    failures = run.failures()
+    assert len(failures) == 1, run.explain()
+    name, host, result = failures[0]
+    assert host == "localhost" and "Check " in name, run.explain()
+    assert message in result["msg"], result["msg"]
+    assert run.changed == 0
+    assert not run.results("Ask the API"), "the API was asked before the input was checked"
+
+
+def test_bad_host_variable_fails_before_any_api_call(lab, stack, tmp_path):
+    inventory = write_inventory(str(tmp_path / "inventory.yml"), stack["gpu_nodes"],
+                                gpu_node_labels_taint_enabled=True,
+                                gpu_node_labels_taint={"key": "nvidia.com/gpu", "effect": "Sometimes"})
+    extra = dict(stack["extra"], gpuops_kubeconfig=unreachable_kubeconfig(lab, str(tmp_path / "kubeconfig")))
+    run = run_playbook(stack["env"], inventory, extra)
+    assert run.rc != 0
+    failures = run.failures()
+    assert sorted(host for _n, host, _r in failures) == sorted(stack["gpu_nodes"])
+    assert all("gpu_node_labels_taint must be a dict with key and effect" in r["msg"] for _n, _h, r in failures)
+    assert not run.results("Ask the API")
+
+
+def _versioned_manifest(source, path, image):
+    """The pinned release's manifest as a later release would change it: the controller's image."""
+    with open(source, encoding="utf-8") as handle:
+        docs = [doc for doc in yaml.safe_load_all(handle) if doc]
+    for doc in docs:
+        if doc["kind"] == "Deployment":
+            doc["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump_all(docs, handle)
+    return path
+
+
+def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp_path):
+    """The role's Deployment next to the lab's controller process: kwok's pod runs nothing, so the only
+    reconciler of MPIJobs stays the process (it holds the leader lease; the Deployment's pod never competes)."""
+    extra = dict(stack["extra"])
+    try:
+        check = run_playbook(stack["env"], stack["inventory"], extra, check=True, diff=True, tags="mpi_operator")
+        assert check.rc == 0, check.explain()
+        assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
+                           "-o", "name").stdout.strip() == "", "check mode created the controller"
+
+        apply = run_playbook(stack["env"], stack["inventory"], extra, tags="mpi_operator")
+        assert apply.rc == 0, apply.explain()
+        crd = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+        assert {"type": "Established", "status": "True"}.items() <= [
+            c for c in crd["status"]["conditions"] if c["type"] == "Established"][0].items()
+        assert "v2beta1" in [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+        deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
+                                                "-o", "yaml").stdout)
+        assert deployment["status"]["availableReplicas"] == 1
+        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:0.8.0"
+        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == "v0.8.0"
+        uids = (crd["metadata"]["uid"], deployment["metadata"]["uid"])
+
+        again = run_playbook(stack["env"], stack["inventory"], extra, diff=True, tags="mpi_operator")
+        assert again.rc == 0, again.explain()
+        assert again.changed == 0, again.explain()
+
+        newer = _versioned_manifest(mpi_operator_manifest(), str(tmp_path / "mpi-operator.yaml"),
+                                    "mpioperator/mpi-operator:0.8.1")
+        upgrade = run_playbook(stack["env"], stack["inventory"],
+                               dict(extra, mpi_operator_version="v0.8.1", mpi_operator_manifest_src=newer),
+                               diff=True, tags="mpi_operator")
+        assert upgrade.rc == 0, upgrade.explain()
+        crd = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+        deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
+                                                "-o", "yaml").stdout)
+        assert (crd["metadata"]["uid"], deployment["metadata"]["uid"]) == uids, "upgrade deleted and recreated"
+        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:0.8.1"
+        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == "v0.8.1"
+        assert deployment["status"]["updatedReplicas"] == 1 and deployment["status"]["availableReplicas"] == 1
+        image_diffs = [item for name, item in upgrade.diffs() if "controller's Deployment" in name
+                       and "mpi-operator:0.8.1" in str(item.get("after"))]
+        assert image_diffs, "the upgrade's diff does not show the new image"
+        # The lab's controller process still holds the leader lease: the kwok pod never took over.
+        lease = lab.kubectl("get", "lease", "-n", "mpi-operator", "mpi-operator", "-o",
+                            "jsonpath={.spec.holderIdentity}").stdout
+        assert lease and not lease.startswith("mpi-operator-"), lease
+    finally:
+        # Leave the lab as it was: no Deployment or RBAC of the role; the CRD stays (the lab applied it).
+        down = run_playbook(stack["env"], stack["inventory"], dict(extra, mpi_operator_state="absent"),
+                            tags="mpi_operator")
+        assert down.rc == 0, down.explain()
+    assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
+                       "-o", "name").stdout.strip() == ""
+    assert lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "name").stdout.strip()
+
