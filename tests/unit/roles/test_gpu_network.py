@@ -335,7 +335,7 @@ def fleet_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fleet(fleet_dir, validators_bin):
     run = run_plays(fleet_dir, FLEET, path_prefix=validators_bin)
-    assert run.rc == 0, {label: run.play(label).failure_messages() for label, *_ in FLEET}
+    assert run.rc == 0, {node[0]: run.play(node[0]).failure_messages() for node in FLEET}
     return run
 
 
@@ -438,7 +438,7 @@ def test_rhel7_renders_ifcfg_route_and_rule_files(fleet):
     assert vars_file_loaded(play) == "RedHat_7.yml"
     scripts = play.root / "etc/sysconfig/network-scripts"
     expected = ["ifcfg-bond0", "ifcfg-ens1f0np0", "ifcfg-ens1f1np1"]
-    for device, *_ in SECONDARY:
+    for device in (nic_spec[0] for nic_spec in SECONDARY):
         expected += [f"ifcfg-{device}", f"route-{device}", f"rule-{device}"]
     assert play.written() == sorted(["etc/nccl.conf"] + [f"etc/sysconfig/network-scripts/{f}" for f in expected])
     assert play.validators("ifcfg file") == {"bash -n %s"}
@@ -607,7 +607,7 @@ def test_debian_networkd_files(fleet):
 # --- idempotence and check mode -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("label", [label for label, *_ in FLEET])
+@pytest.mark.parametrize("label", [node[0] for node in FLEET])
 def test_second_run_changes_nothing(fleet_second_run, label):
     assert fleet_second_run.rc == 0, fleet_second_run.play(label).failure_messages()
     assert fleet_second_run.play(label).changed_tasks() == []
@@ -717,13 +717,13 @@ def bad_input_run(tmp_path_factory):
         pytest.fail("the 'apply without systemd' case needs a host where systemd is not running, "
                     "like the lab machines and containers")
     nodes = [(host_label(case), platform, dict(NODE_VARS, **overrides), None)
-             for case, (platform, overrides, _) in sorted(ALL_BAD.items())]
+             for case, (platform, overrides, unused_fragments) in sorted(ALL_BAD.items())]
     return run_plays(tmp_path_factory.mktemp("gpu_network_bad_input"), nodes)
 
 
 @pytest.mark.parametrize("case", sorted(ALL_BAD))
 def test_bad_input_fails_before_any_change(bad_input_run, case):
-    _, _, expected_fragments = ALL_BAD[case]
+    expected_fragments = ALL_BAD[case][2]
     play = bad_input_run.play(host_label(case))
     assert play.stats.get("failures", 0) == 1, f"{case}: the role accepted it: {play.stats}"
     messages = "\n".join(play.failure_messages())
