@@ -126,8 +126,12 @@ def test_device_plugin_stack_check_apply_idempotent_diff(lab, stack):
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod_spec["tolerations"]
     assert pod_spec["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     # The real scheduler and DaemonSet controller: one pod per GPU-labelled node, none elsewhere.
-    placed = wait_for(lambda: (lambda p: p if sorted(p) == expected_nodes else None)(
-        pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)), 60, "device plugin pods on every GPU node")
+
+    def on_every_gpu_node():
+        placed = pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)
+        return placed if sorted(placed) == expected_nodes else None
+
+    placed = wait_for(on_every_gpu_node, 60, "device plugin pods on every GPU node")
     assert stack["cpu_node"] not in placed
     assert all(pod.status.phase == "Running" for pod in placed.values())
 
@@ -150,9 +154,12 @@ def test_device_plugin_stack_check_apply_idempotent_diff(lab, stack):
     ds_diffs = [item for name, item in timeslice.diffs() if "Apply the device plugin" in name]
     assert len(ds_diffs) == 1
     assert "--config-file" not in str(ds_diffs[0]["before"]) and "--config-file" in str(ds_diffs[0]["after"])
-    rolled = wait_for(lambda: (lambda p: p if sorted(p) == expected_nodes
-                               and not before_uids & set(x.metadata.uid for x in p.values()) else None)(
-        pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)), 120, "the device plugin pods to roll")
+
+    def rolled_on_every_gpu_node():
+        placed = on_every_gpu_node()
+        return placed if placed and not before_uids & set(pod.metadata.uid for pod in placed.values()) else None
+
+    rolled = wait_for(rolled_on_every_gpu_node, 120, "the device plugin pods to roll")
     assert len(rolled) == len(expected_nodes)
     assert run_playbook(stack["env"], stack["inventory"], sliced, tags="gpu_stack").changed == 0
 
@@ -327,4 +334,3 @@ def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp
     assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
                        "-o", "name").stdout.strip() == ""
     assert lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "name").stdout.strip()
-

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The GPU stack's OpenShift paths against the lab, with test-only CRDs standing in for OpenShift's and OLM's APIs.
 
-tests/integration/data/crds/openshift_olm.yaml makes the lab's API serve SecurityContextConstraints, OLM's
+tests/integration/data/crds/openshift_olm/ makes the lab's API serve SecurityContextConstraints, OLM's
 OperatorGroup, Subscription, InstallPlan and ClusterServiceVersion, and the GPU Operator's ClusterPolicy, so the
 roles detect "OpenShift with OLM". A thread plays OLM and the operator: it answers a Subscription with an
 InstallPlan waiting for approval, installs the CSV (with an example ClusterPolicy) once the plan is approved, and
@@ -20,14 +20,13 @@ import time
 import uuid
 
 import pytest
-import yaml
 
 from gpu_stack_harness import (
     DATA_DIR, ansible_env, fake_node, mpi_operator_manifest, run_playbook, unique, wait_for, write_inventory,
 )
 
 OLM = ("operators.coreos.com", "v1alpha1")
-CRDS = os.path.join(DATA_DIR, "crds", "openshift_olm.yaml")
+CRDS = os.path.join(DATA_DIR, "crds", "openshift_olm")
 STARTING_CSV = "gpu-operator-certified.v25.3.0"
 EXAMPLE_POLICY = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "gpu-cluster-policy"},
                   "spec": {"operator": {"defaultRuntime": "crio"}, "driver": {"enabled": True, "useOpenKernelModules": False},
@@ -39,8 +38,7 @@ EXAMPLE_POLICY = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metad
 def openshift_apis(lab):
     """The stand-in CRDs, Established; deleted (and waited for) at the end so later tests see plain Kubernetes."""
     lab.kubectl("apply", "-f", CRDS)
-    with open(CRDS, encoding="utf-8") as handle:
-        names = [doc["metadata"]["name"] for doc in yaml.safe_load_all(handle) if doc]
+    names = sorted(name[:-len(".yaml")] for name in os.listdir(CRDS) if name.endswith(".yaml"))
     lab.kubectl("wait", "--for=condition=Established", "--timeout=60s", *["crd/%s" % n for n in names])
     yield
     lab.kubectl("delete", "-f", CRDS, "--wait=true", "--timeout=50s", check=False)
@@ -164,8 +162,11 @@ def test_openshift_device_plugin_then_olm_operator_and_back(lab, openshift_apis,
                                                         "operatorgroups")["items"] == []
         assert lab.kubectl("get", "clusterpolicy", "%s-policy" % prefix, "--ignore-not-found",
                            "-o", "name").stdout.strip() == ""
-        wait_for(lambda: lab.kubectl("get", "daemonset", "-n", plugin_ns, "-o", "name").stdout.strip(), 30,
-                 "the device plugin back")
+
+        def plugin_back():
+            return lab.kubectl("get", "daemonset", "-n", plugin_ns, "-o", "name").stdout.strip()
+
+        wait_for(plugin_back, 30, "the device plugin back")
     finally:
         olm.stop.set()
         lab.kubectl("delete", "clusterpolicy", "%s-policy" % prefix, "--ignore-not-found", check=False)
