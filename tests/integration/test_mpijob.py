@@ -166,10 +166,9 @@ def test_launcher_role_runs_the_job_collects_the_simulated_log_and_the_report_ju
         "mpijob_launcher_clean_pod_policy": "None",
         "mpijob_launcher_wait_timeout": 120,
         "mpijob_launcher_simulated_log_src": RECORDED_LOG,
+        "mpijob_launcher_report_path": report_path,
         "verify_training_log_path": log_path}}
-    report_task = {"name": "Judge the launcher log", "gpuops.cluster.training_report": {
-        "src": log_path, "expect_ranks": 4, "report_path": report_path}, "register": "report"}
-    playbook = write_playbook(tmp_path, "bench", [report_task], roles=[role])
+    playbook = write_playbook(tmp_path, "bench", [], roles=[role])
 
     first = run_playbook(ansible_env, playbook)
     assert first.stats["failures"] == 0, first.explain()
@@ -194,13 +193,16 @@ def test_launcher_role_runs_the_job_collects_the_simulated_log_and_the_report_ju
     simulated = first.result("Say when the log is a recorded one standing in for simulated pods")
     assert simulated["msg"].startswith("SIMULATED: the launcher log comes from simulated:configmap/")
 
-    report = first.result("Judge the launcher log")
+    # The role judges the log with training_report; 4 ranks = 2 workers x 2 slots, as the recorded log has.
+    report = first.result("Judge the launcher log with training_report")
     assert report["passed"] is True, report
     assert report["ranks"] == 4
     assert report["device"] == "CPU"
     assert report["model"] == "resnet18"
     with open(report_path, encoding="utf-8") as handle:
         assert json.load(handle)["ranks"] == 4
+    verdict = first.result("Show the verdict")
+    assert verdict["msg"].endswith("(from a RECORDED log: the pods are simulated)"), verdict["msg"]
 
     # The objects the MPI Operator made for the job are real.
     uid = mpijobs(lab, namespace)[0]["metadata"]["uid"]
