@@ -61,7 +61,7 @@ HIGH_LEVEL_OPTIONS = (
     "resources", "launcher_resources", "host_network", "node_selector", "tolerations",
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
-    "image_pull_policy",
+    "image_pull_policy", "labels", "annotations",
 )
 
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"

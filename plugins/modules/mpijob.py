@@ -53,7 +53,7 @@ options:
     description:
       - A whole MPIJob manifest (C(apiVersion=kubeflow.org/v2beta1), C(kind=MPIJob)), used as given.
       - Mutually exclusive with the high-level options (O(image), O(command), O(workers) and the others
-        that describe the job).
+        that describe the job, O(labels) and O(annotations) included: put those in the definition).
     type: dict
   image:
     description:
@@ -231,6 +231,7 @@ notes:
   - The credentials need C(get), C(create) and C(delete) on C(mpijobs.kubeflow.org), and C(list) on
     C(pods) and C(events), and C(get) on C(pods/log) (and on C(configmaps) for O(simulated_log_configmap)).
   - A failed task returns RV(reason), RV(failed_pods), RV(events) and RV(launcher_log) as well.
+  - Only the spec is compared; changed O(labels) or O(annotations) alone leave an existing job as it is.
 seealso:
   - module: kubernetes.core.k8s
   - module: gpuops.cluster.training_report

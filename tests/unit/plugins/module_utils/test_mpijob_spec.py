@@ -222,8 +222,8 @@ def test_name_too_long_for_the_last_worker_hostname():
 
 def test_definition_is_mutually_exclusive_with_high_level_options():
     problems = problems_of(dict(definition={"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob"},
-                                image="x", workers=2))
-    assert problems == ["definition is mutually exclusive with image, workers: give a raw MPIJob or the "
+                                image="x", workers=2, labels={"team": "ml"}))
+    assert problems == ["definition is mutually exclusive with image, labels, workers: give a raw MPIJob or the "
                         "high-level options, not both"]
 
 
