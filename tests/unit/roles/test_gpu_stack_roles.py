@@ -42,8 +42,8 @@ def play(env, tmp_path, tasks, extra):
 
 
 def validate(role):
-    return [{"name": "Check", "ansible.builtin.include_role": {"name": "gpuops.cluster.%s" % role,
-                                                                "tasks_from": "validate.yml"}}]
+    include = {"name": "gpuops.cluster.%s" % role, "tasks_from": "validate.yml"}
+    return [{"name": "Check", "ansible.builtin.include_role": include}]
 
 
 def failure(results):
@@ -84,10 +84,12 @@ def test_defaults_pass_every_check(env, tmp_path):
 def test_gpu_operator_driver_follows_the_hosts_facts(env, tmp_path, facts, expected):
     tasks = [{"name": "Seed facts", "ansible.builtin.add_host": {"name": host, "groups": ["gpu_nodes"]},
               "loop_control": {"label": host}, "loop": [host]} for host in facts]
-    tasks += [{"name": "Facts of %s" % host, "ansible.builtin.set_fact": {
-        "gpuops_gpu": {"present": version is not None, "count": 8 if version else 0,
-                       **({"driver_version": version} if version else {})}, "cacheable": True},
-        "delegate_to": host, "delegate_facts": True} for host, version in facts.items()]
+    for host, version in facts.items():
+        gpu = {"present": version is not None, "count": 8 if version else 0}
+        if version:
+            gpu["driver_version"] = version
+        tasks.append({"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
+                      "ansible.builtin.set_fact": {"gpuops_gpu": gpu, "cacheable": True}})
     tasks += validate("gpu_operator")
     tasks.append({"name": "Show", "ansible.builtin.debug": {"var": "__gpu_operator_driver_enabled"}})
     rc, results = play(env, tmp_path, tasks, {})
