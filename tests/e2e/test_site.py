@@ -1,0 +1,419 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The main job end to end, as a person runs it: tools/lab.sh (make lab) twice, the example inventories
+checked against the lab it made, then tools/lab_down.sh (make lab-down).
+
+The lab is the default one (cluster gpuops-lab, podman network gpuops-lab, containers gpuops-lab-*); the
+integration tier's control plane is a cluster of its own and is left alone. Whatever happens, the lab is
+taken down at the end of this module. The first run builds what the cache lacks (on a fresh machine: the
+node image, Horovod, the workload image and the Kubernetes binaries, which take long).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+LAB_DIR = os.path.join(CACHE_ROOT, "lab")
+RUN_DIR = os.path.join(LAB_DIR, "control-plane")
+TRAINING_DIR = os.path.join(LAB_DIR, "training")
+KUBECONFIG = os.path.join(RUN_DIR, "kubeconfig")
+LAB_SH = os.path.join(REPO_ROOT, "tools", "lab.sh")
+LAB_DOWN = os.path.join(REPO_ROOT, "tools", "lab_down.sh")
+EXAMPLES = os.path.join(REPO_ROOT, "inventories", "examples")
+TWO_GPU_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-two-gpus.yml")
+VALIDATE_NODE_VARS = os.path.join(REPO_ROOT, "tests", "e2e", "playbooks", "validate_node_vars.yml")
+MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@v0.8.0",
+                                     "deploy", "v2beta1", "mpi-operator.yaml")
+CONTAINER_PREFIX = "gpuops-lab-"
+NETWORK = "gpuops-lab"
+LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}
+
+
+def _bin(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    for name in list(env):
+        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
+            del env[name]
+    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env.update(extra)
+    return env
+
+
+class Run:
+    def __init__(self, argv, timeout, **env):
+        started = time.monotonic()
+        self.process = subprocess.run(argv, cwd=REPO_ROOT, env=_env(**env), stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, check=False, timeout=timeout)
+        self.seconds = time.monotonic() - started
+        self.output = self.process.stdout
+        self.rc = self.process.returncode
+
+    def explain(self):
+        return "rc=%s after %.0f s\n%s" % (self.rc, self.seconds, self.output[-6000:])
+
+
+def lab_sh():
+    run = Run(["bash", LAB_SH], timeout=3 * 3600)
+    sys.stderr.write("tools/lab.sh: rc=%s in %.0f s\n%s\n" % (run.rc, run.seconds, run.output[-3000:]))
+    return run
+
+
+def summary_blocks(output):
+    """The final summary: {'MPIJob': {'verdict': ..., 'ranks': ...}, 'SSH launcher': {...}, 'site.yml': ...}."""
+    assert "==== gpuops lab:" in output, output[-4000:]
+    summary = output[output.index("==== gpuops lab:"):]
+    blocks, current = {}, None
+    for line in summary.splitlines():
+        if line.startswith("site.yml:"):
+            blocks["site.yml"] = line.split(":", 1)[1].strip()
+        elif line.startswith("  ") and current is not None:
+            key, _, value = line.strip().partition(":")
+            blocks[current][key] = value.strip()
+        else:
+            current = next((name for name in LAUNCHERS if line.startswith(name)), None)
+            if current:
+                blocks[current] = {"title": line}
+    return summary, blocks
+
+
+def lab_processes():
+    """pid -> command line of every process whose command line names the lab's run directory."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if RUN_DIR + "/" in cmdline and int(pid) != os.getpid():
+            found[int(pid)] = cmdline
+    return found
+
+
+def listening_ports(pids=None):
+    """Ports in LISTEN state, of the given pids only when given."""
+    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
+    ports = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if pids is not None and not any("pid=%d," % pid in line for pid in pids):
+            continue
+        ports.add(int(fields[3].rsplit(":", 1)[1]))
+    return ports
+
+
+def lab_containers():
+    out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return [name for name in out if name.startswith(CONTAINER_PREFIX)]
+
+
+def lab_network_exists():
+    return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab_taken_down_at_the_end():
+    yield
+    if lab_containers() or lab_network_exists() or lab_processes() or os.path.exists(RUN_DIR):
+        down = Run(["bash", LAB_DOWN], timeout=900)
+        sys.stderr.write("lab left up by a failed test, taken down: rc=%s\n%s\n" % (down.rc, down.output[-2000:]))
+
+
+@pytest.fixture(scope="module")
+def first_run():
+    return lab_sh()
+
+
+@pytest.fixture(scope="module")
+def second_run(first_run):  # pylint: disable=redefined-outer-name
+    if first_run.rc != 0:
+        pytest.fail("the first tools/lab.sh failed, so there is no lab to run again:\n" + first_run.explain(),
+                    pytrace=False)
+    return lab_sh()
+
+
+def _check_launchers(blocks):
+    for name, stem in LAUNCHERS.items():
+        block = blocks.get(name)
+        assert block, "no %s block in the summary: %s" % (name, blocks)
+        assert block["verdict"] == "PASSED", block
+        assert re.match(r"^4 CPU ranks on node1, node2 \(small_cnn, batch 16 per rank\)$", block["ranks"]), block
+        total, per_device = re.match(r"^([0-9.]+) in total, ([0-9.]+) \+-[0-9.]+ per CPU$", block["images/sec"]).groups()
+        efficiency, baseline = re.match(r"^([0-9.]+) of linear against one rank alone \(([0-9.]+) img/sec\)$",
+                                        block["scaling"]).groups()
+        assert block["transport"] == "no NCCL (CPU ranks): " + (
+            "Open MPI over TCP" if name == "MPIJob" else "Gloo over TCP"), block
+        report_path = os.path.join(TRAINING_DIR, stem + ".json")
+        assert block["report"] == report_path
+        assert block["chart"] == os.path.join(TRAINING_DIR, stem + ".png")
+        with open(report_path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        # The summary's figures are the report's.
+        assert report["passed"] is True and report["ranks"] == 4 and report["device"] == "CPU"
+        assert report["complete"] is True
+        assert sorted({rank["host"] for rank in report["per_rank"]}) == ["node1", "node2"]
+        assert float(total) == pytest.approx(report["img_per_sec_total"]["mean"], abs=0.05)
+        assert float(per_device) == pytest.approx(report["img_per_sec_per_device"]["mean"], abs=0.05)
+        assert float(total) > 0 and float(baseline) > 0
+        assert float(efficiency) == pytest.approx(report["scaling_efficiency"], abs=0.005)
+        assert report["scaling_efficiency"] == pytest.approx(
+            report["img_per_sec_total"]["mean"] / (4 * report["baseline_img_per_sec"]), rel=0.01)
+        with open(block["chart"], "rb") as handle:
+            assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "kwok simulates the pods" in blocks["MPIJob"]["note"]
+
+
+def _site_recap():
+    with open(os.path.join(LAB_DIR, "logs", "site.log"), encoding="utf-8") as handle:
+        log = handle.read()
+    recap = log[log.rindex("PLAY RECAP"):]
+    hosts = dict(re.findall(r"^(\S+)\s+: (ok=.*)$", recap, re.M))
+    return {host: dict((key, int(value)) for key, value in re.findall(r"(\w+)=(\d+)", counts))
+            for host, counts in hosts.items()}
+
+
+def test_first_run_creates_the_lab_and_passes_through_both_launchers(first_run):
+    assert first_run.rc == 0, first_run.explain()
+    summary, blocks = summary_blocks(first_run.output)
+    assert re.search(r"^==== gpuops lab: PASSED in \S+ ====$", summary, re.M), summary
+    for number in range(1, 7):
+        assert re.search(r"stage %d/6: .*(done in \S+|present)" % number, first_run.output), number
+    _check_launchers(blocks)
+    recap = _site_recap()
+    assert sorted(recap) == ["localhost", "node1", "node2"]
+    assert all(counts["failed"] == 0 and counts["unreachable"] == 0 for counts in recap.values()), recap
+    sys.stderr.write("first make lab: %.0f s\n" % first_run.seconds)
+
+
+def test_second_run_changes_nothing_and_passes_again(second_run):
+    assert second_run.rc == 0, second_run.explain()
+    summary, blocks = summary_blocks(second_run.output)
+    assert re.search(r"^==== gpuops lab: PASSED in \S+ ====$", summary, re.M), summary
+    recap = _site_recap()
+    assert sorted(recap) == ["localhost", "node1", "node2"]
+    assert all(counts["changed"] == 0 and counts["failed"] == 0 for counts in recap.values()), recap
+    assert blocks["site.yml"].startswith("changed=0 on every host"), blocks["site.yml"]
+    # Nothing was built or recorded again.
+    assert "stage 4/6: recordings present" in second_run.output
+    assert "[workload-image] present:" in second_run.output or "building" not in second_run.output
+    _check_launchers(blocks)
+    sys.stderr.write("second make lab: %.0f s\n" % second_run.seconds)
+
+
+def _inventory(name):
+    out = subprocess.run([_bin("ansible-inventory"), "-i", os.path.join(EXAMPLES, name), "--list"], cwd=REPO_ROOT,
+                         env=_env(), capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "WARNING" not in out.stderr, out.stderr
+    return json.loads(out.stdout)
+
+
+def _ranks(variables):
+    slots = variables["mpijob_launcher_slots_per_worker"]
+    assert slots == variables["mpijob_launcher_gpus_per_worker"] or variables["mpijob_launcher_gpus_per_worker"] == 1
+    return variables["mpijob_launcher_workers"] * slots
+
+
+def test_dgx_openshift_example_lists_two_dgx_nodes_a_16_rank_job_and_a_2_gpu_job():
+    inventory = _inventory("dgx-openshift")
+    assert inventory["gpu_nodes"]["hosts"] == ["dgx-01", "dgx-02"]
+    for host in ("dgx-01", "dgx-02"):
+        variables = inventory["_meta"]["hostvars"][host]
+        assert variables["gpuops_gpu_stack"] == "device_plugin"
+        assert variables["gpu_network_bond_members"] == ["enp1s0f0", "enp1s0f1"]
+        assert variables["gpu_network_bond_mtu"] == 9000
+        assert len(variables["gpu_network_bond_addresses"]) == 1
+        assert (variables["mpijob_launcher_workers"], variables["mpijob_launcher_slots_per_worker"],
+                variables["mpijob_launcher_gpus_per_worker"]) == (2, 8, 8)
+        assert _ranks(variables) == variables["gpuops_training_expect_ranks"] == 16
+        assert variables["gpuops_training_require_transport"] == ["P2P", "NET/Socket"]
+    addresses = {inventory["_meta"]["hostvars"][host]["gpu_network_bond_addresses"][0] for host in ("dgx-01", "dgx-02")}
+    assert len(addresses) == 2
+    with open(TWO_GPU_JOB, encoding="utf-8") as handle:
+        job = yaml.safe_load(handle)
+    assert (job["mpijob_launcher_workers"], job["mpijob_launcher_slots_per_worker"],
+            job["mpijob_launcher_gpus_per_worker"]) == (2, 1, 1)
+    assert _ranks(job) == job["gpuops_training_expect_ranks"] == 2
+    # More than half of a DGX node's 80 CPUs per worker: the two workers cannot share a node.
+    assert int(job["mpijob_launcher_resources"]["cpu"]) > 80 / 2
+
+
+def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
+    inventory = _inventory("cloud-vms")
+    hosts = ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"]
+    assert inventory["gpu_nodes"]["hosts"] == hosts
+    addresses = set()
+    for host in hosts:
+        variables = inventory["_meta"]["hostvars"][host]
+        assert variables["hugepages_1g_count"] > 0 and variables["hugepages_mount_page_size"] == "1G"
+        nics = variables["gpu_network_secondary_nics"]
+        assert len(nics) == variables["mpijob_launcher_gpus_per_worker"] == 8
+        assert len({nic["device"] for nic in nics}) == len({nic["table"] for nic in nics}) == 8
+        addresses.update(nic["address"] for nic in nics)
+        assert variables["gpu_network_nccl_socket_ifname"].split(",") == [nic["device"] for nic in nics]
+        assert variables["mpijob_launcher_workers"] == len(hosts)
+        assert _ranks(variables) == variables["gpuops_training_expect_ranks"] == 32
+        assert variables["mpijob_launcher_resources"]["hugepages-1Gi"].endswith("Gi")
+    assert len(addresses) == 32
+
+
+@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
+def test_example_node_variables_pass_the_roles_argument_specs(example):
+    run = Run([_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
+    assert run.rc == 0, run.explain()
+    recap = run.output[run.output.rindex("PLAY RECAP"):]
+    assert len(re.findall(r": ok=1 .*failed=0", recap)) == len(_inventory(example)["gpu_nodes"]["hosts"]), recap
+    # The same check refuses a bad value, naming it: it is not vacuous.
+    bad = Run([_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS,
+               "-e", "hugepages_unsupported_action=ignore"], timeout=600)
+    assert bad.rc != 0 and "hugepages_unsupported_action must be one of" in bad.output, bad.explain()
+
+
+def _lab_client():
+    from kubernetes import client, config  # pylint: disable=import-outside-toplevel
+    return client.CoreV1Api(config.new_client_from_config(config_file=KUBECONFIG))
+
+
+def _fake_node(name, cpu, gpus):
+    capacity = {"cpu": str(cpu), "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "type": "kwok",
+                                                  "gpuops.io/e2e-example": "true"},
+                         "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+            "spec": {},
+            "status": {"capacity": capacity, "allocatable": capacity,
+                       "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake"}}}
+
+
+def _check_run(example, extra_files=(), playbook="site.yml", tags="gpu_stack,mpi_operator,verify"):
+    """playbook --check --diff of an example against the lab API, with the JSON callback."""
+    overrides = {
+        # The example's cluster is the lab's for this check.
+        "gpuops_kubeconfig": KUBECONFIG,
+        # The example's manifest URL is GitHub, out of reach here: the same release's file, from the Go module cache.
+        "mpi_operator_manifest_src": MPI_OPERATOR_MANIFEST,
+        # Nothing reaches the example's hosts: no node stage, and the GPU values come from here, not nvidia-smi.
+        "prepare_nodes_hosts": "no_host_in_this_check",
+        "gpu_node_labels_gather_enabled": False,
+        "gpu_node_labels_gpu_count": 8,
+        "gpu_node_labels_gpu_product": "NVIDIA-A100-SXM4-80GB",
+    }
+    argv = [_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example),
+            os.path.join(REPO_ROOT, "playbooks", playbook), "--check", "--diff", "--tags", tags,
+            "-e", json.dumps(overrides)]
+    for path in extra_files:
+        argv += ["-e", "@" + path]
+    run = Run(argv, timeout=900, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", TMPDIR=os.path.join(LAB_DIR, "tmp"))
+    try:
+        report = json.loads(run.output[run.output.index("{"):])
+    except ValueError:
+        pytest.fail("no JSON from ansible-playbook:\n" + run.explain(), pytrace=False)
+    results = [(task["task"]["name"], host, result) for play in report["plays"] for task in play["tasks"]
+               for host, result in task["hosts"].items()]
+    return run, report, results
+
+
+def _result(results, name):
+    found = [result for task, _host, result in results if task == name and not result.get("skipped")]
+    assert found, "no result of task %r" % name
+    return found[0]
+
+
+@pytest.mark.parametrize("example, nodes, job, extra, ranks", [
+    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-16gpu", (), 16),
+    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2),
+    ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32),
+])
+def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(
+        second_run, example, nodes, job, extra, ranks):  # pylint: disable=redefined-outer-name,too-many-arguments
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    core = _lab_client()
+    for name in nodes:
+        core.create_node(_fake_node(name, cpu=80, gpus=8))
+    try:
+        playbook = "site.yml" if not extra else "verify_training.yml"
+        tags = "gpu_stack,mpi_operator,verify" if not extra else "all"
+        run, report, results = _check_run(example, extra, playbook, tags)
+        failures = [(task, host, result.get("msg")) for task, host, result in results if result.get("failed")]
+        assert run.rc == 0 and not failures, "%s\n%s" % (failures, run.output[-3000:])
+        hosts_seen = {host for _task, host, _result in results}
+        assert not set(nodes) & {host for host, stats in report["stats"].items() if stats.get("unreachable")}
+
+        planned = _result(results, "Run the benchmark as an MPIJob and wait until it succeeds (failing as soon as it fails)")
+        assert planned["changed"] is True and planned["method"] == "created", planned
+        spec = planned["spec"]
+        worker = spec["mpiReplicaSpecs"]["Worker"]
+        assert worker["replicas"] == len(nodes)
+        assert spec["slotsPerWorker"] * worker["replicas"] == ranks
+        container = worker["template"]["spec"]["containers"][0]
+        assert int(container["resources"]["limits"]["nvidia.com/gpu"]) == ranks // worker["replicas"]
+        command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+        assert command[:3] == ["mpirun", "-np", str(ranks)], command
+
+        if not extra:
+            labels = _result(results, "Apply the GPU labels to every node at once")
+            assert labels["changed"] is True, labels
+            assert "localhost" in hosts_seen
+        # Check mode created nothing: no label, no job.
+        for name in nodes:
+            assert "nvidia.com/gpu.present" not in (core.read_node(name).metadata.labels or {})
+        out = subprocess.run([_kubectl(), "--kubeconfig", KUBECONFIG, "get", "mpijobs", "-A", "-o", "name"],
+                             capture_output=True, text=True, check=True).stdout
+        assert job not in out, out
+    finally:
+        for name in nodes:
+            core.delete_node(name)
+
+
+def _kubectl():
+    out = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh"), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return os.path.join(json.loads(out)["bin_dir"], "kubectl")
+
+
+def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):  # pylint: disable=redefined-outer-name
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    processes = lab_processes()
+    assert processes, "no process of the lab control plane is running before the teardown"
+    ports = listening_ports(processes)
+    assert ports, "the lab's processes listen on no port"
+    with open(KUBECONFIG, encoding="utf-8") as handle:
+        server = yaml.safe_load(handle)["clusters"][0]["cluster"]["server"]
+    assert int(server.rsplit(":", 1)[1]) in ports
+    workload_image = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+
+    down = Run(["bash", LAB_DOWN], timeout=900)
+    assert down.rc == 0, down.explain()
+    assert "nothing of the lab is left" in down.output
+
+    assert lab_containers() == []
+    assert not lab_network_exists()
+    assert lab_processes() == {}
+    still = ports & listening_ports()
+    assert not still, "ports of the lab still listening: %s" % sorted(still)
+    for path in (RUN_DIR, TRAINING_DIR, os.path.join(LAB_DIR, "ssh"), os.path.join(LAB_DIR, "logs"),
+                 os.path.join(LAB_DIR, "tmp")):
+        assert not os.path.exists(path), path
+    # The cached builds stay for the next make lab.
+    assert subprocess.run(["podman", "image", "exists", workload_image], check=False).returncode == 0
+    assert os.path.exists(_kubectl())
+    # A second teardown finds nothing to do and says so.
+    again = Run(["bash", LAB_DOWN], timeout=900)
+    assert again.rc == 0 and "nothing of the lab is left" in again.output, again.explain()

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The main job on the local lab (make lab): creates what the lab lacks, runs playbooks/site.yml against
+# it, verifies training through both launchers, and ends with a summary a person can read.
+#
+#   1 images         the lab node image and the workload image (Horovod, OpenMPI), built when missing
+#   2 lab nodes      podman containers node1 and node2 of the workload image (playbooks/lab_nodes.yml)
+#   3 control plane  etcd, kube-*, kwok fake GPU nodes, MPIJob CRD, MPI Operator (playbooks/lab.yml)
+#   4 recordings     once per lab: one rank alone on node1 (the scaling baseline), and 4 ranks with
+#                    mpirun across the nodes, whose log stands in for the MPIJob launcher's (kwok runs no pod)
+#   5 site.yml       prepare nodes, GPU stack, MPI Operator, verify with an MPIJob (inventories/lab)
+#   6 SSH verify     the benchmark again over SSH with horovodrun --gloo (verify_training.yml), a new run
+#
+# Every ansible-playbook's full output goes to ~/.cache/gpuops/lab/logs/<stage>.log; the terminal shows
+# each play as it starts and, every 30 s, the task still running. A second run builds and creates
+# nothing, and site.yml reports changed=0 on every host. tools/lab_down.sh removes the lab.
+# GPUOPS_CACHE moves the cache (default ~/.cache/gpuops).
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root"
+cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+lab_dir=$cache_root/lab
+training_dir=$lab_dir/training
+log_dir=$lab_dir/logs
+started=$SECONDS
+
+say() { printf '[lab %s] %s\n' "$(elapsed $((SECONDS - started)))" "$*"; }
+die() { printf '[lab] FAILED: %s\n' "$*" >&2; exit 1; }
+elapsed() { if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi; }
+
+# run_logged NAME COMMAND...: runs COMMAND with its output in $log_dir/NAME.log, showing the plays as
+# they start, a heartbeat naming the running task every 30 s, and the failure lines. Returns its status.
+run_logged() {
+    local name=$1 log=$log_dir/$1.log line task="" since=$SECONDS status
+    shift
+    : >"$log"
+    set +e
+    { "$@" 2>&1; echo "__exit_status=$?"; } | (
+        status=1
+        while :; do
+            if IFS= read -r -t 30 line; then
+                case "$line" in
+                    __exit_status=*) status=${line#__exit_status=}; continue ;;
+                esac
+                printf '%s\n' "$line" >>"$log"
+                case "$line" in
+                    "PLAY ["*) line=${line#PLAY [}; say "  play: ${line%%]*}" ;;
+                    "TASK ["*) task=${line#TASK [}; task=${task%%]*}; since=$SECONDS ;;
+                    fatal:*|"failed: "*|ERROR!*|"[ERROR]"*|"[node-image]"*|"[workload-image]"*|"[horovod]"*|"[kube-binaries]"*)
+                        say "  $line" ;;
+                esac
+            elif [ $? -gt 128 ]; then
+                [ -n "$task" ] && say "  ... still running: $task ($(elapsed $((SECONDS - since))))"
+            else
+                break
+            fi
+        done
+        exit "$status"
+    )
+    status=$?
+    set -e
+    return "$status"
+}
+
+# stage N TITLE NAME COMMAND...: one numbered stage, timed; on failure the log's tail and its path.
+stage() {
+    local number=$1 title=$2 name=$3 stage_started=$SECONDS
+    shift 3
+    say "stage $number/6: $title"
+    if ! run_logged "$name" "$@"; then
+        printf '%s\n' "----- last lines of $log_dir/$name.log -----" >&2
+        tail -n 40 "$log_dir/$name.log" >&2
+        die "stage $number ($title) failed after $(elapsed $((SECONDS - stage_started))); full log: $log_dir/$name.log"
+    fi
+    say "stage $number/6: $title done in $(elapsed $((SECONDS - stage_started)))"
+}
+
+# The PLAY RECAP of a stage's log, one "host changed=N" pair per host.
+recap_changes() {
+    sed -n '/^PLAY RECAP/,$p' "$log_dir/$1.log" | sed -n 's/^\([^ ]*\) *: .*changed=\([0-9]*\).*/\1 changed=\2/p'
+}
+
+bash tools/bootstrap.sh >/dev/null
+# shellcheck disable=SC1091
+source .venv/bin/activate
+export ANSIBLE_CONFIG=$repo_root/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 PYTHONUNBUFFERED=1
+# The lab names its kubeconfig itself: a kubeconfig of the caller's must not redirect any step.
+unset KUBECONFIG K8S_AUTH_KUBECONFIG K8S_AUTH_CONTEXT
+playbook=(ansible-playbook -i inventories/lab)
+
+mkdir -p "$log_dir" "$training_dir" "$lab_dir/tmp"
+chmod 0700 "$lab_dir"
+# The kubernetes client caches API discovery in TMPDIR under the server's address. kwokctl picks free
+# ports, so another cluster may have left a cache for this lab's address (one serving OpenShift's APIs,
+# say): the lab keeps a cache of its own, removed with it.
+export TMPDIR=$lab_dir/tmp
+# One lab command at a time: a second make lab (or lab-down) waits for this one.
+exec 9>"$lab_dir/.lock"
+if ! flock -n 9; then
+    say "another lab command holds $lab_dir/.lock; waiting for it"
+    flock 9
+fi
+
+build_images() {
+    bash tools/build_node_image.sh
+    bash tools/build_workload_image.sh
+}
+stage 1 "images (node image, workload image with Horovod)" images build_images
+workload_image=$(tail -n 1 "$log_dir/images.log")
+podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
+say "  workload image: $workload_image"
+
+stage 2 "lab nodes (podman containers, SSH)" lab_nodes \
+    "${playbook[@]}" playbooks/lab_nodes.yml -e "lab_nodes_image=$workload_image"
+
+build_control_plane() {
+    bash tools/build_kube_binaries.sh
+    "${playbook[@]}" playbooks/lab.yml
+}
+stage 3 "control plane (kwok binary cluster, MPI Operator)" control_plane build_control_plane
+
+record() {
+    if [ ! -s "$training_dir/lab-baseline.json" ]; then
+        "${playbook[@]}" playbooks/verify_training.yml -e '{"gpuops_launcher": "ssh", "gpuops_training_hosts": "node1",
+            "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1}'
+    fi
+    if [ ! -s "$training_dir/mpijob-recording.log" ]; then
+        "${playbook[@]}" playbooks/verify_training.yml \
+            -e '{"gpuops_launcher": "ssh", "ssh_launcher_run_name": "mpijob-recording"}'
+    fi
+}
+if [ -s "$training_dir/lab-baseline.json" ] && [ -s "$training_dir/mpijob-recording.log" ]; then
+    say "stage 4/6: recordings present (baseline and MPIJob launcher log of this lab)"
+else
+    stage 4 "recordings (1-rank baseline, 4-rank mpirun for the MPIJob's launcher log)" recordings record
+fi
+
+stage 5 "site.yml (nodes, gpu_stack, mpi_operator, verify with an MPIJob)" site \
+    "${playbook[@]}" playbooks/site.yml
+site_recap=$(recap_changes site)
+
+stage 6 "verify over SSH (horovodrun --gloo across node1 and node2)" verify_ssh \
+    "${playbook[@]}" playbooks/verify_training.yml playbooks/training_summary.yml \
+    -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
+
+site_changed=0
+for count in $(printf '%s\n' "$site_recap" | sed -n 's/.*changed=//p'); do site_changed=$((site_changed + count)); done
+python3 - "$training_dir" "$site_changed" "$site_recap" "$(elapsed $((SECONDS - started)))" <<'PY'
+import json
+import os
+import sys
+
+training_dir, site_changed, site_recap, took = sys.argv[1:5]
+runs = [
+    ("MPIJob default/gpuops-benchmark (kubeflow.org/v2beta1, MPI Operator)", "mpijob-launcher",
+     "Open MPI over TCP",
+     "kwok simulates the pods: the launcher log is the 4-rank mpirun recorded across the podman nodes "
+     "when this lab was new (mpijob-recording.log); scheduling and reconciliation are real"),
+    ("SSH launcher (horovodrun --gloo on node1, node2)", "training-gloo", "Gloo over TCP",
+     "a new run on the podman nodes, CPUs shared with this machine"),
+]
+
+
+def number(value, pattern="%.1f"):
+    return pattern % value if isinstance(value, (int, float)) else "?"
+
+
+verdicts = []
+lines = []
+for title, stem, cpu_transport, note in runs:
+    path = os.path.join(training_dir, stem + ".json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+    except (OSError, ValueError) as error:
+        verdicts.append(False)
+        lines += [title, "  verdict:     FAILED (no report: %s)" % error]
+        continue
+    verdicts.append(bool(report.get("passed")))
+    device = report.get("device") or "device"
+    total = report.get("img_per_sec_total") or {}
+    per_device = report.get("img_per_sec_per_device") or {}
+    hosts = sorted({rank.get("host") for rank in report.get("per_rank") or [] if rank.get("host")})
+    transports = report.get("transports") or {}
+    efficiency = report.get("scaling_efficiency")
+    chart = os.path.join(training_dir, stem + ".png")
+    lines += [
+        title,
+        "  verdict:     %s%s" % ("PASSED" if report.get("passed") else "FAILED",
+                                 "" if report.get("passed") else ": " + "; ".join(report.get("failures") or [])),
+        "  ranks:       %s %s ranks on %s (%s, batch %s per rank)" % (
+            report.get("ranks"), device, ", ".join(hosts) or "?", report.get("model"), report.get("batch_size")),
+        "  images/sec:  %s in total, %s +-%s per %s" % (
+            number(total.get("mean")), number(per_device.get("mean")), number(per_device.get("spread")), device),
+        "  scaling:     %s" % ("%.2f of linear against one rank alone (%s img/sec)" % (
+            efficiency, number(report.get("baseline_img_per_sec")))
+            if isinstance(efficiency, (int, float)) else "not measured (no baseline)"),
+        "  transport:   %s" % (", ".join("%s x%s" % item for item in sorted(transports.items())) if transports
+                               else "no NCCL (CPU ranks): " + cpu_transport),
+        "  report:      %s" % path,
+        "  chart:       %s" % (chart if os.path.exists(chart) else "none"),
+        "  note:        %s" % note,
+    ]
+
+passed = all(verdicts) and verdicts
+print()
+print("==== gpuops lab: %s in %s ====" % ("PASSED" if passed else "FAILED", took))
+print("site.yml:      %s (%s)" % ("changed=0 on every host" if site_changed == "0" else "changed=%s" % site_changed,
+                                  ", ".join(site_recap.splitlines())))
+print("\n".join(lines))
+print("The lab has no GPU: every figure is CPU throughput of containers sharing this machine's cores.")
+sys.exit(0 if passed else 1)
+PY
