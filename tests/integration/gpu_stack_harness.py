@@ -30,6 +30,7 @@ CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("
 MPI_OPERATOR_VERSION = "v0.8.0"
 GPU_PRODUCT = "NVIDIA H100 80GB HBM3"
 GPU_PRODUCT_LABEL = "NVIDIA-H100-80GB-HBM3"
+FACT_CACHE_PREFIX = "facts_"
 
 
 def ansible_env(tmp_root, fact_cache=None):
@@ -44,7 +45,9 @@ def ansible_env(tmp_root, fact_cache=None):
     env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections,
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
     if fact_cache:
-        env.update(ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache)
+        # Files named FACT_CACHE_PREFIX + inventory name, holding that host's facts as JSON.
+        env.update(ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
+                   ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
     for name in list(env):
         if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
             del env[name]
@@ -91,15 +94,15 @@ class Run:
         return [name for name, _host, result in self.tasks() if result.get("changed")]
 
     def diffs(self):
-        """Every diff shown, as text (k8s diffs are dicts of before/after, fact_diff ones are prepared text)."""
+        """(task name, diff) for every diff shown: k8s diffs are dicts of before/after, fact_diff ones have the
+        prepared text. kubernetes.core.k8s given several objects puts one result per object under result.results."""
         out = []
         for name, _host, result in self.tasks():
-            diff = result.get("diff")
-            for item in diff if isinstance(diff, list) else [diff] if diff else []:
-                out.append((name, item))
-            for sub in result.get("results", []) if isinstance(result.get("results"), list) else []:
-                if isinstance(sub, dict) and sub.get("diff"):
-                    out.append((name, sub["diff"]))
+            nested = (result.get("result") or {}).get("results") if isinstance(result.get("result"), dict) else None
+            for one in [result] + [r for r in nested or [] if isinstance(r, dict)]:
+                diff = one.get("diff")
+                for item in diff if isinstance(diff, list) else [diff] if diff else []:
+                    out.append((name, item))
         return out
 
     def explain(self):

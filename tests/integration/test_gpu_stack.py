@@ -13,6 +13,7 @@ appearing, the real GPU Operator's operands.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -20,8 +21,8 @@ import pytest
 import yaml
 
 from gpu_stack_harness import (
-    CHART_DIR, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest, run_playbook,
-    unique, unreachable_kubeconfig, wait_for, write_inventory,
+    CHART_DIR, FACT_CACHE_PREFIX, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest,
+    run_playbook, unique, unreachable_kubeconfig, wait_for, write_inventory,
 )
 
 GPU_SELECTOR = "nvidia.com/gpu.present=true"
@@ -172,7 +173,8 @@ def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
     cache = tmp_path / "facts"
     cache.mkdir()
     for name in stack["gpu_nodes"]:
-        (cache / name).write_text('{"gpuops_gpu": {"present": true, "count": 8, "driver_version": "550.90.07"}}')
+        facts = {"gpuops_gpu": {"present": True, "count": 8, "driver_version": "550.90.07"}}
+        (cache / (FACT_CACHE_PREFIX + name)).write_text(json.dumps(facts))
     env = ansible_env(str(tmp_path), fact_cache=str(cache))
     operator = dict(stack["extra"], gpuops_gpu_stack="gpu_operator", gpu_operator_chart_path=CHART_DIR,
                     gpu_operator_helm_binary=helm)
@@ -334,3 +336,42 @@ def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp
     assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
                        "-o", "name").stdout.strip() == ""
     assert lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "name").stdout.strip()
+
+
+def test_device_plugin_from_a_static_manifest(lab, stack, tmp_path):
+    """nvidia_device_plugin_manifest_src: a manifest in the shape of NVIDIA's static one (a DaemonSet without a
+    nodeSelector, written here, not NVIDIA's file) gets the GPU node selector; absent removes what it holds."""
+    ns = "%s-static" % stack["namespace"]
+    manifest = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet",
+         "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": ns},
+         "spec": {"selector": {"matchLabels": {"name": "nvidia-device-plugin-ds"}},
+                  "template": {"metadata": {"labels": {"name": "nvidia-device-plugin-ds"}},
+                               "spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                                         "effect": "NoSchedule"}],
+                                        "priorityClassName": "system-node-critical",
+                                        "containers": [{"name": "nvidia-device-plugin-ctr",
+                                                        "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}]}}}},
+    ]
+    path = tmp_path / "nvidia-device-plugin.yml"
+    path.write_text(yaml.safe_dump_all(manifest))
+    extra = dict(stack["extra"], nvidia_device_plugin_manifest_src=str(path))
+    try:
+        run = run_playbook(stack["env"], stack["inventory"], extra, tags="nvidia_device_plugin")
+        assert run.rc == 0, run.explain()
+        ds = daemonset(lab, ns, "nvidia-device-plugin-daemonset")
+        assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
+        expected_nodes = gpu_labelled_nodes(lab)
+        assert ds["status"]["desiredNumberScheduled"] == len(expected_nodes)
+        assert sorted(pods_by_node(lab, ns, "name=nvidia-device-plugin-ds")) == expected_nodes
+        assert run_playbook(stack["env"], stack["inventory"], extra, tags="nvidia_device_plugin").changed == 0
+
+        removed = run_playbook(stack["env"], stack["inventory"], dict(extra, nvidia_device_plugin_state="absent"),
+                               tags="nvidia_device_plugin")
+        assert removed.rc == 0, removed.explain()
+        assert daemonset(lab, ns, "nvidia-device-plugin-daemonset") is None
+        assert pods_by_node(lab, ns, "name=nvidia-device-plugin-ds") == {}
+        assert lab.core.read_namespace(ns).metadata.name == ns, "the namespace is never deleted"
+    finally:
+        lab.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=true", "--timeout=50s", check=False)

@@ -75,7 +75,8 @@ class FakeOlm(threading.Thread):
                              {"state": "UpgradePending", "installPlanRef": {"name": plan, "namespace": self.namespace}})
         csvs = set(csv["metadata"]["name"] for csv in self._list("clusterserviceversions"))
         for plan in self._list("installplans"):
-            if plan["spec"].get("approved"):
+            # OLM carries out an approved plan once; a finished plan is never run again.
+            if plan["spec"].get("approved") and (plan.get("status") or {}).get("phase") != "Complete":
                 for csv in plan["spec"]["clusterServiceVersionNames"]:
                     if csv not in csvs:
                         self.lab.custom.create_namespaced_custom_object(
@@ -85,9 +86,10 @@ class FakeOlm(threading.Thread):
                                              "annotations": {"alm-examples": json.dumps([EXAMPLE_POLICY])}},
                                 "spec": {"displayName": "NVIDIA GPU Operator"}})
                         self._status("clusterserviceversions", csv, {"phase": "Succeeded"})
-                        for sub in self._list("subscriptions"):
-                            self._status("subscriptions", sub["metadata"]["name"],
-                                         {"state": "AtLatestKnown", "installedCSV": csv})
+                    for sub in self._list("subscriptions"):
+                        self._status("subscriptions", sub["metadata"]["name"],
+                                     {"state": "AtLatestKnown", "installedCSV": csv})
+                self._status("installplans", plan["metadata"]["name"], {"phase": "Complete"})
         for policy in self.lab.custom.list_cluster_custom_object("nvidia.com", "v1", "clusterpolicies")["items"]:
             if (policy.get("status") or {}).get("state") != "ready":
                 self.lab.custom.patch_cluster_custom_object_status("nvidia.com", "v1", "clusterpolicies",
