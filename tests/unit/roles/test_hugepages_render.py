@@ -249,3 +249,14 @@ def test_verify_fails_when_the_kernel_reserved_fewer_pages(node):
     [(task, failure)] = result.failed()
     assert task == "Check the pools"
     assert "HugePages_Total in /proc/meminfo (1 GiB pool) is 10, asked 16" in failure["msg"]
+
+
+def test_defaults_leave_the_node_alone(node):
+    # Both counts default to 0: nothing is written, nothing is reported missing, nothing fails,
+    # even on a node that could not apply anything (here /proc/sys is out of reach).
+    result = run_role(node["tmp"], "hugepages", "debian12", {}, node["private"], fake_bin=node["bin"])
+    assert result.rc == 0, result.failures()
+    assert result.changed() == []
+    assert not (node["etc"] / "sysctl-hugepages.conf").exists()
+    [report] = result.results("Record the verification")
+    assert report["ansible_facts"]["hugepages_report"] == {"verified": [], "not_verified": []}
