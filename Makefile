@@ -1,7 +1,7 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
 ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
 
-.PHONY: lab lab-down test unit sanity lint molecule integration bootstrap node-image
+.PHONY: lab lab-down test unit sanity lint molecule integration e2e bootstrap node-image
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -10,16 +10,15 @@ node-image: bootstrap
 	bash tools/build_node_image.sh
 
 lab: bootstrap
-	$(ANSIBLE_PLAYBOOK) playbooks/lab_nodes.yml
-	$(ANSIBLE_PLAYBOOK) playbooks/prepare_nodes.yml
+	bash tools/lab.sh
 
 lab-down: bootstrap
-	$(ANSIBLE_PLAYBOOK) playbooks/lab_nodes.yml -e lab_state=absent
+	bash tools/lab_down.sh
 
 test:
 	bash tools/test.sh
 
-unit sanity lint molecule integration:
+unit sanity lint molecule integration e2e:
 	bash tools/test.sh $@
 
 # Lab control plane (etcd, kube-*, kwok fake nodes, MPI Operator) built from the Go module proxy; see docs/lab.md.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command. Installs what it needs (tools/bootstrap.sh), then runs the tiers in
 # order, stopping at the first failure:
-#   unit, sanity, lint, molecule, integration
+#   unit, sanity, lint, molecule, integration, e2e (the main job, make lab, on the local lab)
 # Pass tier names to run only those: tools/test.sh unit lint
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
-all_tiers=(unit sanity lint molecule integration)
+all_tiers=(unit sanity lint molecule integration e2e)
 if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${all_tiers[@]}"); fi
 
 bash tools/bootstrap.sh
@@ -82,9 +82,13 @@ run_integration() {
     pytest -q -p no:cacheprovider tests/integration
 }
 
+run_e2e() {
+    pytest -q -p no:cacheprovider tests/e2e
+}
+
 for tier in "${tiers[@]}"; do
     case "$tier" in
-        unit|sanity|lint|molecule|integration) ;;
+        unit|sanity|lint|molecule|integration|e2e) ;;
         *) echo "unknown tier '$tier'; expected one of: ${all_tiers[*]}" >&2; exit 2 ;;
     esac
     banner "$tier"
