@@ -68,6 +68,9 @@ run_lint() {
 run_molecule() {
     local scenario_dir scenario
     local found=0
+    # The scenarios run containers of the lab node image; molecule.yml reads its name from here.
+    GPUOPS_NODE_IMAGE=$(bash tools/build_node_image.sh | tail -n 1)
+    export GPUOPS_NODE_IMAGE
     for scenario_dir in molecule/*/; do
         [ -f "$scenario_dir/molecule.yml" ] || continue
         scenario=$(basename "$scenario_dir")
