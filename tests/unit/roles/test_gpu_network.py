@@ -324,6 +324,8 @@ FLEET = [
     ("ubuntu2404", "ubuntu2404", NODE_VARS, None),
     ("dgx", "ubuntu2204", NODE_VARS, dgx_root),
     ("debian12_networkd", "debian12", dict(NODE_VARS, gpu_network_renderer="networkd"), None),
+    # a cloud VM: no bond, only the per-GPU elastic NICs
+    ("ubuntu2204_cloud", "ubuntu2204", dict(NODE_VARS, gpu_network_bond_enabled=False), None),
 ]
 
 
@@ -544,6 +546,14 @@ def test_ubuntu_and_dgx_render_netplan_that_netplan_generates(fleet, validators_
         assert not any("Gateway" in values for values in section(nic, "Network")), "no default route in main"
 
     assert nccl_lines(play.root) == EXPECTED_NCCL
+
+
+def test_cloud_vm_without_bond_gets_only_its_gpu_nics(fleet, validators_bin):
+    play = fleet.play("ubuntu2204_cloud")
+    assert play.written() == ["etc/nccl.conf", "etc/netplan/61-gpu-network-secondary.yaml"]
+    networkd = netplan_generate(validators_bin, play.root)
+    assert sorted(name for name in networkd if name.endswith((".network", ".netdev"))) == [
+        f"10-netplan-{device}.network" for device in ["ens6", "ens7", "ens8", "ens9"]]
 
 
 def test_netplan_file_that_clashes_with_the_nodes_own_is_never_written(tmp_path, validators_bin):
