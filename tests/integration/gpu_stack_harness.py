@@ -45,7 +45,7 @@ def ansible_env(tmp_root, fact_cache=None):
     env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections,
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
     if fact_cache:
-        # Files named FACT_CACHE_PREFIX + inventory name, holding that host's facts as JSON.
+        # Filled by seed_facts (the cache's file format belongs to ansible-core).
         env.update(ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
                    ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
     for name in list(env):
@@ -124,6 +124,23 @@ def run_playbook(env, inventory, extra, check=False, diff=False, tags=None, time
     process = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False,
                              timeout=timeout)
     return Run(process, argv)
+
+
+def seed_facts(env, tmp_root, facts_by_host):
+    """Put facts into the fact cache of env as gpu_facts would after running on each host (set_fact cacheable)."""
+    tasks = [{"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
+              "ansible.builtin.set_fact": dict(facts, cacheable=True)} for host, facts in facts_by_host.items()]
+    inventory = os.path.join(tmp_root, "seed-inventory.yml")
+    playbook = os.path.join(tmp_root, "seed-facts.yml")
+    with open(inventory, "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"hosts": dict((host, {}) for host in facts_by_host)}}, handle)
+    with open(playbook, "w", encoding="utf-8") as handle:
+        yaml.safe_dump([{"name": "Seed", "hosts": "localhost", "connection": "local", "gather_facts": False,
+                         "tasks": tasks}], handle)
+    done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
+                           playbook], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+    if done.returncode != 0:
+        pytest.fail("seeding the fact cache failed:\n%s" % done.stdout[-3000:], pytrace=False)
 
 
 def write_inventory(path, gpu_nodes, **group_vars):

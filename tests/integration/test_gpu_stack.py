@@ -13,7 +13,6 @@ appearing, the real GPU Operator's operands.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 
@@ -21,8 +20,8 @@ import pytest
 import yaml
 
 from gpu_stack_harness import (
-    CHART_DIR, FACT_CACHE_PREFIX, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest,
-    run_playbook, unique, unreachable_kubeconfig, wait_for, write_inventory,
+    CHART_DIR, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest, run_playbook,
+    seed_facts, unique, unreachable_kubeconfig, wait_for, write_inventory,
 )
 
 GPU_SELECTOR = "nvidia.com/gpu.present=true"
@@ -172,10 +171,10 @@ def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
     # The GPU hosts' gathered facts say the driver is preinstalled (as on DGX OS): driver.enabled false.
     cache = tmp_path / "facts"
     cache.mkdir()
-    for name in stack["gpu_nodes"]:
-        facts = {"gpuops_gpu": {"present": True, "count": 8, "driver_version": "550.90.07"}}
-        (cache / (FACT_CACHE_PREFIX + name)).write_text(json.dumps(facts))
     env = ansible_env(str(tmp_path), fact_cache=str(cache))
+    seed_facts(env, str(tmp_path), dict(
+        (name, {"gpuops_gpu": {"present": True, "count": 8, "driver_version": "550.90.07"}})
+        for name in stack["gpu_nodes"]))
     operator = dict(stack["extra"], gpuops_gpu_stack="gpu_operator", gpu_operator_chart_path=CHART_DIR,
                     gpu_operator_helm_binary=helm)
 
