@@ -53,9 +53,10 @@ def verify(args, hosts, run_name, log_dir, baseline=None):
         "ssh_launcher_log_dir": log_dir,
         "ssh_launcher_run_name": run_name,
         "training_benchmark_framework": args.framework,
+        # This bench's own rank count and baseline, whatever the inventory sets for its usual runs.
+        "gpuops_training_expect_ranks": len(hosts) * args.slots,
+        "gpuops_training_baseline_img_per_sec": baseline,
     }
-    if baseline:
-        extra["gpuops_training_baseline_img_per_sec"] = baseline
     started = time.monotonic()
     run([ansible_playbook(), "-i", args.inventory, "playbooks/verify_training.yml", "-e", json.dumps(extra)],
         timeout=1800)
