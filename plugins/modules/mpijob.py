@@ -53,7 +53,7 @@ options:
     description:
       - A whole MPIJob manifest (C(apiVersion=kubeflow.org/v2beta1), C(kind=MPIJob)), used as given.
       - Mutually exclusive with the high-level options (O(image), O(command), O(workers) and the others
-        that describe the job, O(labels) and O(annotations) included: put those in the definition).
+        that describe the job, O(labels) and O(annotations) included; put those in the definition).
     type: dict
   image:
     description:
