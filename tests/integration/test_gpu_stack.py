@@ -217,7 +217,9 @@ def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
     assert deployment["metadata"]["uid"] == operator_uid, "the upgrade replaced the operator instead of updating it"
 
     # Back to the device plugin: the release is uninstalled first, then the plugin returns.
-    back = run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="gpu_stack")
+    # Uninstalling a release needs the helm binary as well.
+    back = run_playbook(stack["env"], stack["inventory"], dict(stack["extra"], gpu_operator_helm_binary=helm),
+                        tags="gpu_stack")
     assert back.rc == 0, back.explain()
     assert helm_releases(lab, ns) == []
     wait_for(lambda: pods_by_node(lab, ns, OPERATOR_PLUGIN_PODS) == {}, 60, "the operator's device plugin to go")
