@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # -*- coding: utf-8 -*-
 # Copyright: gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -75,7 +75,7 @@ def describe(label, report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("-i", "--inventory", default=os.path.join(REPO_ROOT, "inventories", "lab"))
     parser.add_argument("--controller", choices=("mpi", "gloo"), default="mpi")
     parser.add_argument("--framework", choices=("tensorflow", "pytorch"), default="tensorflow")

@@ -82,7 +82,7 @@ def summary_blocks(output):
         if line.startswith("site.yml:"):
             blocks["site.yml"] = line.split(":", 1)[1].strip()
         elif line.startswith("  ") and current is not None:
-            key, _, value = line.strip().partition(":")
+            key, _separator, value = line.strip().partition(":")
             blocks[current][key] = value.strip()
         else:
             current = next((name for name in LAUNCHERS if line.startswith(name)), None)

@@ -166,13 +166,13 @@ KNOB_VARIABLES = ("HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_HIE
 def run_timed(reporter, args, batch_size, train_step):
     """Warm up, then time num_iters iterations. train_step() returns the seconds spent computing."""
     reporter.leader("Running warmup...")
-    for _ in range(args.num_warmup_batches):
+    for _warmup_batch in range(args.num_warmup_batches):
         train_step()
     reporter.leader("Running benchmark...")
     wall, compute = [], []
     for number in range(args.num_iters):
         started = timeit.default_timer()
-        computing = sum(train_step() for _ in range(args.num_batches_per_iter))
+        computing = sum(train_step() for _batch in range(args.num_batches_per_iter))
         elapsed = timeit.default_timer() - started
         images = batch_size * args.num_batches_per_iter
         wall.append(images / elapsed)
