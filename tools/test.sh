@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The project's test command. Installs what it needs (tools/bootstrap.sh), then runs the tiers in
 # order, stopping at the first failure:
-#   unit, sanity, lint, molecule, integration, e2e (the main job, make lab, on the local lab)
+#   unit, sanity, lint, molecule, integration
 # Pass tier names to run only those: tools/test.sh unit lint
+# The e2e tier (the main job, make lab, end to end) runs only when named: tools/test.sh e2e
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
-all_tiers=(unit sanity lint molecule integration e2e)
-if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${all_tiers[@]}"); fi
+default_tiers=(unit sanity lint molecule integration)
+all_tiers=("${default_tiers[@]}" e2e)
+if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${default_tiers[@]}"); fi
 
 bash tools/bootstrap.sh
 # shellcheck disable=SC1091
