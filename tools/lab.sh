@@ -8,7 +8,7 @@
 #   4 recordings     once per lab: one rank alone on node1 (the scaling baseline), and 4 ranks with
 #                    mpirun across the nodes, whose log stands in for the MPIJob launcher's (kwok runs no pod)
 #   5 site.yml       prepare nodes, GPU stack, MPI Operator, verify with an MPIJob (inventories/lab)
-#   6 SSH verify     the benchmark again over SSH with horovodrun --gloo (verify_training.yml), a new run
+#   6 SSH verify     site.yml --tags verify with the SSH launcher (horovodrun --gloo), a new run each time
 #
 # Every ansible-playbook's full output goes to ~/.cache/gpuops/lab/logs/<stage>.log; the terminal shows
 # each play as it starts and, every 30 s, the task still running. A second run builds and creates
@@ -29,30 +29,32 @@ die() { printf '[lab] FAILED: %s\n' "$*" >&2; exit 1; }
 elapsed() { if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi; }
 
 # run_logged NAME COMMAND...: runs COMMAND with its output in $log_dir/NAME.log, showing the plays as
-# they start, a heartbeat naming the running task every 30 s, and the failure lines. Returns its status.
+# they start, the failure lines, and every 30 s the task running then. Returns COMMAND's status.
 run_logged() {
-    local name=$1 log=$log_dir/$1.log line task="" since=$SECONDS status
+    local name=$1 log=$log_dir/$1.log
     shift
     : >"$log"
     set +e
     { "$@" 2>&1; echo "__exit_status=$?"; } | (
-        status=1
+        status=1 task="" task_since=$SECONDS last_beat=$SECONDS
         while :; do
-            if IFS= read -r -t 30 line; then
+            if IFS= read -r -t 5 line; then
                 case "$line" in
                     __exit_status=*) status=${line#__exit_status=}; continue ;;
                 esac
                 printf '%s\n' "$line" >>"$log"
                 case "$line" in
-                    "PLAY ["*) line=${line#PLAY [}; say "  play: ${line%%]*}" ;;
-                    "TASK ["*) task=${line#TASK [}; task=${task%%]*}; since=$SECONDS ;;
+                    "PLAY ["*) line=${line#PLAY [}; say "  play: ${line%%]*}"; last_beat=$SECONDS ;;
+                    "TASK ["*) task=${line#TASK [}; task=${task%%]*}; task_since=$SECONDS ;;
                     fatal:*|"failed: "*|ERROR!*|"[ERROR]"*|"[node-image]"*|"[workload-image]"*|"[horovod]"*|"[kube-binaries]"*)
                         say "  $line" ;;
                 esac
-            elif [ $? -gt 128 ]; then
-                [ -n "$task" ] && say "  ... still running: $task ($(elapsed $((SECONDS - since))))"
-            else
+            elif [ $? -le 128 ]; then
                 break
+            fi
+            if [ -n "$task" ] && [ $((SECONDS - last_beat)) -ge 30 ]; then
+                say "  ... $task ($(elapsed $((SECONDS - task_since))) so far)"
+                last_beat=$SECONDS
             fi
         done
         exit "$status"
@@ -139,9 +141,9 @@ stage 5 "site.yml (nodes, gpu_stack, mpi_operator, verify with an MPIJob)" site 
     "${playbook[@]}" playbooks/site.yml
 site_recap=$(recap_changes site)
 
-stage 6 "verify over SSH (horovodrun --gloo across node1 and node2)" verify_ssh \
-    "${playbook[@]}" playbooks/verify_training.yml playbooks/training_summary.yml \
-    -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
+# site.yml's verify stage again, through the SSH launcher: a new measurement every time.
+stage 6 "verify over SSH (site.yml --tags verify, horovodrun --gloo across node1 and node2)" verify_ssh \
+    "${playbook[@]}" playbooks/site.yml --tags verify -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
 
 site_changed=0
 for count in $(printf '%s\n' "$site_recap" | sed -n 's/.*changed=//p'); do site_changed=$((site_changed + count)); done
