@@ -17,135 +17,15 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
-LAB_DIR = os.path.join(CACHE_ROOT, "lab")
-RUN_DIR = os.path.join(LAB_DIR, "control-plane")
-TRAINING_DIR = os.path.join(LAB_DIR, "training")
-KUBECONFIG = os.path.join(RUN_DIR, "kubeconfig")
-LAB_SH = os.path.join(REPO_ROOT, "tools", "lab.sh")
-LAB_DOWN = os.path.join(REPO_ROOT, "tools", "lab_down.sh")
-EXAMPLES = os.path.join(REPO_ROOT, "inventories", "examples")
-TWO_GPU_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-two-gpus.yml")
-VALIDATE_NODE_VARS = os.path.join(REPO_ROOT, "tests", "e2e", "playbooks", "validate_node_vars.yml")
-MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@v0.8.0",
-                                     "deploy", "v2beta1", "mpi-operator.yaml")
-CONTAINER_PREFIX = "gpuops-lab-"
-NETWORK = "gpuops-lab"
-LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}
-
-
-def _bin(name):
-    return os.path.join(os.path.dirname(sys.executable), name)
-
-
-def _env(**extra):
-    env = dict(os.environ)
-    for name in list(env):
-        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
-            del env[name]
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    env.update(extra)
-    return env
-
-
-class Run:
-    def __init__(self, argv, timeout, **env):
-        started = time.monotonic()
-        self.process = subprocess.run(argv, cwd=REPO_ROOT, env=_env(**env), stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, check=False, timeout=timeout)
-        self.seconds = time.monotonic() - started
-        self.output = self.process.stdout
-        self.rc = self.process.returncode
-
-    def explain(self):
-        return "rc=%s after %.0f s\n%s" % (self.rc, self.seconds, self.output[-6000:])
-
-
-def lab_sh():
-    run = Run(["bash", LAB_SH], timeout=3 * 3600)
-    sys.stderr.write("tools/lab.sh: rc=%s in %.0f s\n%s\n" % (run.rc, run.seconds, run.output[-3000:]))
-    return run
-
-
-def summary_blocks(output):
-    """The final summary: {'MPIJob': {'verdict': ..., 'ranks': ...}, 'SSH launcher': {...}, 'site.yml': ...}."""
-    assert "==== gpuops lab:" in output, output[-4000:]
-    summary = output[output.index("==== gpuops lab:"):]
-    blocks, current = {}, None
-    for line in summary.splitlines():
-        if line.startswith("site.yml:"):
-            blocks["site.yml"] = line.split(":", 1)[1].strip()
-        elif line.startswith("  ") and current is not None:
-            key, _separator, value = line.strip().partition(":")
-            blocks[current][key] = value.strip()
-        else:
-            current = next((name for name in LAUNCHERS if line.startswith(name)), None)
-            if current:
-                blocks[current] = {"title": line}
-    return summary, blocks
-
-
-def lab_processes():
-    """pid -> command line of every process whose command line names the lab's run directory."""
-    found = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if RUN_DIR + "/" in cmdline and int(pid) != os.getpid():
-            found[int(pid)] = cmdline
-    return found
-
-
-def listening_ports(pids=None):
-    """Ports in LISTEN state, of the given pids only when given."""
-    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
-    ports = set()
-    for line in out.splitlines():
-        fields = line.split()
-        if pids is not None and not any("pid=%d," % pid in line for pid in pids):
-            continue
-        ports.add(int(fields[3].rsplit(":", 1)[1]))
-    return ports
-
-
-def lab_containers():
-    out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
-                         check=True).stdout.split()
-    return [name for name in out if name.startswith(CONTAINER_PREFIX)]
-
-
-def lab_network_exists():
-    return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
-
-
-@pytest.fixture(scope="module", autouse=True)
-def lab_taken_down_at_the_end():
-    yield
-    if lab_containers() or lab_network_exists() or lab_processes() or os.path.exists(RUN_DIR):
-        down = Run(["bash", LAB_DOWN], timeout=900)
-        sys.stderr.write("lab left up by a failed test, taken down: rc=%s\n%s\n" % (down.rc, down.output[-2000:]))
-
-
-@pytest.fixture(scope="module")
-def first_run():
-    return lab_sh()
-
-
-@pytest.fixture(scope="module")
-def second_run(first_run):  # pylint: disable=redefined-outer-name
-    if first_run.rc != 0:
-        pytest.fail("the first tools/lab.sh failed, so there is no lab to run again:\n" + first_run.explain(),
-                    pytrace=False)
-    return lab_sh()
+from main_job import (
+    EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
+    TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_network_exists, lab_processes,
+    listening_ports, summary_blocks, venv_bin,
+)
 
 
 def _check_launchers(blocks):
@@ -217,8 +97,8 @@ def test_second_run_changes_nothing_and_passes_again(second_run):
 
 
 def _inventory(name):
-    out = subprocess.run([_bin("ansible-inventory"), "-i", os.path.join(EXAMPLES, name), "--list"], cwd=REPO_ROOT,
-                         env=_env(), capture_output=True, text=True, check=False)
+    out = subprocess.run([venv_bin("ansible-inventory"), "-i", os.path.join(EXAMPLES, name), "--list"], cwd=REPO_ROOT,
+                         env=command_env(), capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert "WARNING" not in out.stderr, out.stderr
     return json.loads(out.stdout)
@@ -275,12 +155,12 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
 
 @pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
 def test_example_node_variables_pass_the_roles_argument_specs(example):
-    run = Run([_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
+    run = Run([venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
     assert run.rc == 0, run.explain()
     recap = run.output[run.output.rindex("PLAY RECAP"):]
     assert len(re.findall(r": ok=1 .*failed=0", recap)) == len(_inventory(example)["gpu_nodes"]["hosts"]), recap
     # The same check refuses a bad value, naming it: it is not vacuous.
-    bad = Run([_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS,
+    bad = Run([venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS,
                "-e", "hugepages_unsupported_action=ignore"], timeout=600)
     assert bad.rc != 0 and "hugepages_unsupported_action must be one of" in bad.output, bad.explain()
 
@@ -314,7 +194,7 @@ def _check_run(example, extra_files=(), playbook="site.yml", tags="gpu_stack,mpi
         "gpu_node_labels_gpu_count": 8,
         "gpu_node_labels_gpu_product": "NVIDIA-A100-SXM4-80GB",
     }
-    argv = [_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example),
+    argv = [venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example),
             os.path.join(REPO_ROOT, "playbooks", playbook), "--check", "--diff", "--tags", tags,
             "-e", json.dumps(overrides)]
     for path in extra_files:
@@ -340,8 +220,8 @@ def _result(results, name):
     ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2),
     ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32),
 ])
-def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(
-        second_run, example, nodes, job, extra, ranks):  # pylint: disable=redefined-outer-name,too-many-arguments
+def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(  # pylint: disable=too-many-arguments
+        second_run, example, nodes, job, extra, ranks):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     core = _lab_client()
     for name in nodes:
@@ -373,7 +253,7 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         # Check mode created nothing: no label, no job.
         for name in nodes:
             assert "nvidia.com/gpu.present" not in (core.read_node(name).metadata.labels or {})
-        out = subprocess.run([_kubectl(), "--kubeconfig", KUBECONFIG, "get", "mpijobs", "-A", "-o", "name"],
+        out = subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "get", "mpijobs", "-A", "-o", "name"],
                              capture_output=True, text=True, check=True).stdout
         assert job not in out, out
     finally:
@@ -381,13 +261,7 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
             core.delete_node(name)
 
 
-def _kubectl():
-    out = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh"), "--json"],
-                         capture_output=True, text=True, check=True).stdout
-    return os.path.join(json.loads(out)["bin_dir"], "kubectl")
-
-
-def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):  # pylint: disable=redefined-outer-name
+def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     processes = lab_processes()
     assert processes, "no process of the lab control plane is running before the teardown"
@@ -413,7 +287,7 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):  # pyl
         assert not os.path.exists(path), path
     # The cached builds stay for the next make lab.
     assert subprocess.run(["podman", "image", "exists", workload_image], check=False).returncode == 0
-    assert os.path.exists(_kubectl())
+    assert os.path.exists(kubectl())
     # A second teardown finds nothing to do and says so.
     again = Run(["bash", LAB_DOWN], timeout=900)
     assert again.rc == 0 and "nothing of the lab is left" in again.output, again.explain()

@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixtures of the end-to-end tests: the main job run twice, and the lab taken down at the end whatever happens."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from main_job import LAB_DOWN, RUN_DIR, Run, lab_containers, lab_network_exists, lab_processes, lab_sh
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab_taken_down_at_the_end():
+    yield
+    if lab_containers() or lab_network_exists() or lab_processes() or os.path.exists(RUN_DIR):
+        down = Run(["bash", LAB_DOWN], timeout=900)
+        sys.stderr.write("lab left up by a failed test, taken down: rc=%s\n%s\n" % (down.rc, down.output[-2000:]))
+
+
+@pytest.fixture(scope="module")
+def first_run():
+    return lab_sh()
+
+
+@pytest.fixture(scope="module")
+def second_run(first_run):  # pylint: disable=redefined-outer-name
+    if first_run.rc != 0:
+        pytest.fail("the first tools/lab.sh failed, so there is no lab to run again:\n" + first_run.explain(),
+                    pytrace=False)
+    return lab_sh()
