@@ -210,18 +210,20 @@ def _check_run(example, extra_files=(), playbook="site.yml", tags="gpu_stack,mpi
 
 
 def _result(results, name):
-    found = [result for task, _host, result in results if task == name and not result.get("skipped")]
+    """The first result, not skipped, of the task with this name (a role's tasks are named "<role> : <name>")."""
+    found = [result for task, _host, result in results
+             if (task == name or task.endswith(" : " + name)) and not result.get("skipped")]
     assert found, "no result of task %r" % name
     return found[0]
 
 
-@pytest.mark.parametrize("example, nodes, job, extra, ranks", [
-    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-16gpu", (), 16),
-    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2),
-    ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32),
+@pytest.mark.parametrize("example, nodes, job, extra, ranks, resource", [
+    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-16gpu", (), 16, None),
+    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2, ("cpu", "41")),
+    ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32, ("hugepages-1Gi", "32Gi")),
 ])
 def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(  # pylint: disable=too-many-arguments
-        second_run, example, nodes, job, extra, ranks):
+        second_run, example, nodes, job, extra, ranks, resource):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     core = _lab_client()
     for name in nodes:
@@ -243,6 +245,8 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         assert spec["slotsPerWorker"] * worker["replicas"] == ranks
         container = worker["template"]["spec"]["containers"][0]
         assert int(container["resources"]["limits"]["nvidia.com/gpu"]) == ranks // worker["replicas"]
+        if resource:
+            assert container["resources"]["limits"][resource[0]] == resource[1], container["resources"]
         command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
         assert command[:3] == ["mpirun", "-np", str(ranks)], command
 
