@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # The project's test command. Installs what it needs (tools/bootstrap.sh), then runs the tiers in
 # order, stopping at the first failure:
-#   unit, sanity, lint, molecule, integration
+#   unit, sanity, lint, molecule, integration, e2e (the main job, make lab, end to end)
 # Pass tier names to run only those: tools/test.sh unit lint
-# The e2e tier (the main job, make lab, end to end) runs only when named: tools/test.sh e2e
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
-default_tiers=(unit sanity lint molecule integration)
-all_tiers=("${default_tiers[@]}" e2e)
+default_tiers=(unit sanity lint molecule integration e2e)
+all_tiers=("${default_tiers[@]}")
 if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${default_tiers[@]}"); fi
 
 bash tools/bootstrap.sh
