@@ -26,28 +26,40 @@ import tempfile
 import threading
 import time
 
+import yaml
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DEST = os.path.join(REPO_ROOT, "tests", "unit", "fixtures", "training_logs")
 NODE_CONTAINER = "gpuops-lab-%s"
 REMOTE_WORK_DIR = "/var/tmp/gpuops-training"
-SMALL_CNN = ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "16",
-             "--num-warmup-batches", "2", "--num-iters", "5", "--num-batches-per-iter", "2"]
 
+
+def lab_benchmark_args():
+    """The benchmark arguments of the lab inventory (small_cnn on CPU, a few iterations)."""
+    with open(os.path.join(REPO_ROOT, "inventories", "lab", "group_vars", "all.yml"), encoding="utf-8") as handle:
+        return [str(arg) for arg in yaml.safe_load(handle)["lab_benchmark_args"]]
+
+
+def with_iterations(args, iterations):
+    """args with --num-iters replaced: long enough for a run to be interrupted half-way."""
+    position = args.index("--num-iters")
+    return args[:position + 1] + [str(iterations)] + args[position + 2:]
+
+
+LAB = lab_benchmark_args()
 # name: (controller, hosts, slots per host, benchmark arguments, interruption)
 RECORDINGS = {
-    "gloo_2node_tf": ("gloo", "node1,node2", 1, SMALL_CNN, None),
-    "gloo_1node_tf": ("gloo", "node1", 1, SMALL_CNN, None),
-    "mpi_2node_4rank_tf": ("mpi", "node1,node2", 2, SMALL_CNN, None),
-    "mpi_1node_2rank_tf": ("mpi", "node1", 2, SMALL_CNN, None),
-    "mpi_2node_knobs_tf": ("mpi", "node1,node2", 1, SMALL_CNN + [
+    "gloo_2node_tf": ("gloo", "node1,node2", 1, LAB, None),
+    "gloo_1node_tf": ("gloo", "node1", 1, LAB, None),
+    "mpi_2node_4rank_tf": ("mpi", "node1,node2", 2, LAB, None),
+    "mpi_1node_2rank_tf": ("mpi", "node1", 2, LAB, None),
+    "mpi_2node_knobs_tf": ("mpi", "node1,node2", 1, LAB + [
         "--fp16-allreduce", "--hierarchical-allreduce", "--fusion-threshold-mb", "32", "--cycle-time-ms", "2"], None),
     "gloo_2node_resnet50_tf": ("gloo", "node1,node2", 1, [
         "--framework", "tensorflow", "--device", "cpu", "--model", "resnet50", "--batch-size", "4", "--image-size", "64",
         "--num-warmup-batches", "1", "--num-iters", "3", "--num-batches-per-iter", "1"], None),
-    "gloo_2node_launcher_killed": ("gloo", "node1,node2", 1, SMALL_CNN[:-4] + [
-        "--num-iters", "40", "--num-batches-per-iter", "2"], ("launcher", "Iter #3")),
-    "mpi_2node_rank_killed": ("mpi", "node1,node2", 1, SMALL_CNN[:-4] + [
-        "--num-iters", "40", "--num-batches-per-iter", "2"], ("rank on node2", "Iter #3")),
+    "gloo_2node_launcher_killed": ("gloo", "node1,node2", 1, with_iterations(LAB, 40), ("launcher", "Iter #3")),
+    "mpi_2node_rank_killed": ("mpi", "node1,node2", 1, with_iterations(LAB, 40), ("rank on node2", "Iter #3")),
 }
 
 
