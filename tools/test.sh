@@ -9,8 +9,13 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
 default_tiers=(unit sanity lint molecule integration e2e)
-all_tiers=("${default_tiers[@]}")
 if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${default_tiers[@]}"); fi
+for tier in "${tiers[@]}"; do
+    case " ${default_tiers[*]} " in
+        *" $tier "*) ;;
+        *) echo "unknown tier '$tier'; expected one of: ${default_tiers[*]}" >&2; exit 2 ;;
+    esac
+done
 
 bash tools/bootstrap.sh
 # shellcheck disable=SC1091
@@ -91,10 +96,6 @@ run_e2e() {
 }
 
 for tier in "${tiers[@]}"; do
-    case "$tier" in
-        unit|sanity|lint|molecule|integration|e2e) ;;
-        *) echo "unknown tier '$tier'; expected one of: ${all_tiers[*]}" >&2; exit 2 ;;
-    esac
     banner "$tier"
     started=$(date +%s)
     "run_$tier"
