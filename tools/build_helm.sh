@@ -9,7 +9,9 @@
 # Kubernetes build uses ($GPUOPS_CACHE/go/{mod,build}), so shared dependencies are fetched and compiled once.
 set -euo pipefail
 
-HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# shellcheck source=tools/pinned.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+HELM_VERSION="${HELM_VERSION:-$(pinned helm)}"
 GO="${GO:-/usr/local/go/bin/go}"
 GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 

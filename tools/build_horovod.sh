@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds Horovod 0.28.1 (Gloo and MPI, CPU operations) for one framework and caches it, with every
+# Builds Horovod (the version versions.yml pins) (Gloo and MPI, CPU operations) for one framework and caches it, with every
 # wheel that framework needs, as a wheelhouse:
-#   ~/.cache/gpuops/wheels/horovod-0.28.1-<framework>-<version>-py<X.Y>-<hash>/
+#   ~/.cache/gpuops/wheels/horovod-<version>-<framework>-<version>-py<X.Y>-<hash>/
 # The folder is complete for `pip install --no-index --find-links <folder> -r <folder>/requirements.txt`,
 # which is how the lab workload image and air-gapped nodes install it. The hash covers the pinned
 # requirements (tools/horovod/<framework>.txt, tools/horovod/build.txt) and the build recipe below,
@@ -18,6 +18,8 @@
 # CMAKE_POLICY_VERSION_MINIMUM=3.5), and PyTorch >= 2.1 headers need C++17 where the sdist asks
 # for C++14 (fixed upstream after the release).
 set -euo pipefail
+# shellcheck source=tools/pinned.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
@@ -25,7 +27,7 @@ cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
 # python3 is 3.11. Another interpreter can be given for other node images.
 python=${GPUOPS_HOROVOD_PYTHON:-/usr/bin/python3}
 build_jobs=${GPUOPS_BUILD_JOBS:-2}
-horovod_version=0.28.1
+horovod_version=$(pinned horovod)
 framework=tensorflow
 print_dir_only=false
 

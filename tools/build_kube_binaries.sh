@@ -12,11 +12,13 @@
 # There is no registry here: nothing is downloaded except Go modules through GOPROXY.
 set -euo pipefail
 
-KUBE_VERSION="${KUBE_VERSION:-v1.34.4}"
-KUBE_STAGING_VERSION="${KUBE_STAGING_VERSION:-v0.34.4}"
-ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
-KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
-MPI_OPERATOR_VERSION="${MPI_OPERATOR_VERSION:-v0.8.0}"
+# shellcheck source=tools/pinned.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+KUBE_VERSION="${KUBE_VERSION:-$(pinned kubernetes)}"
+KUBE_STAGING_VERSION="${KUBE_STAGING_VERSION:-$(pinned kubernetes_staging)}"
+ETCD_VERSION="${ETCD_VERSION:-$(pinned etcd)}"
+KWOK_VERSION="${KWOK_VERSION:-$(pinned kwok)}"
+MPI_OPERATOR_VERSION="${MPI_OPERATOR_VERSION:-$(pinned mpi_operator)}"
 
 GO="${GO:-/usr/local/go/bin/go}"
 GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
