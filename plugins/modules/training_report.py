@@ -25,6 +25,12 @@ description:
     empty log, or one with no throughput figure, is an error naming the formats expected.
   - Optionally writes the verdict as a JSON report and a PNG chart. Files are only rewritten when
     their content changes.
+  - Reads the log in one pass, a line at a time, so that logs of millions of lines are judged in
+    seconds. The task result carries each rank's summary; every iteration's figure goes to the JSON
+    report only.
+  - A figure that cannot be a measurement (V(nan), V(inf), negative, or more than 10,000,000 images
+    per second per device), a binary or non-UTF-8 file, and two summary lines with different totals
+    are errors naming the file, the line number and the line.
   - Horovod's C(Total img/sec) line is rank 0's figure multiplied by the number of ranks. When every
     rank prints its own figures, in the per-rank line format described in the collection's
     docs/training_report.md, the total is the sum over ranks instead, and a slow rank is named.
@@ -82,8 +88,19 @@ options:
     description:
       - Where to write a PNG chart of throughput per iteration per rank, with a scaling panel when
         O(baseline_img_per_sec) is given (mode 0644). Its directory must exist.
+      - Long series are drawn from at most 500 points per rank, each the mean of consecutive iterations.
       - Needs the matplotlib Python library on the target.
     type: path
+  launched_by:
+    description:
+      - How the run was launched, in words, for the C(verdict:) line of RV(summary), for example
+        V(an MPIJob (default/gpuops-benchmark)) or V(horovodrun --gloo over SSH (node1, node2)).
+    type: str
+  cpu_transport:
+    description:
+      - What carried the traffic of CPU ranks, for example V(Gloo over TCP), shown in the C(transport:)
+        line of RV(summary) when the log has no NCCL line and the ranks ran on CPUs.
+    type: str
 requirements:
   - matplotlib (only for O(chart_path))
 attributes:
@@ -133,6 +150,17 @@ EXAMPLES = r"""
 - name: Print the failures
   ansible.builtin.debug:
     var: verdict.failures
+
+- name: Judge a run over SSH and print its summary
+  gpuops.cluster.training_report:
+    src: /tmp/training-gloo.log
+    launched_by: horovodrun --gloo over SSH (node1, node2)
+    cpu_transport: Gloo over TCP
+  register: verdict
+
+- name: Print the summary
+  ansible.builtin.debug:
+    var: verdict.summary
 """
 
 RETURN = r"""
@@ -162,7 +190,7 @@ ranks:
   type: int
   sample: 16
 ranks_source:
-  description: Which lines of the log gave RV(ranks).
+  description: Which lines of the log gave RV(ranks), such as the launcher's command line (C(mpirun -np N)) when nothing else states it.
   returned: success or threshold failure
   type: str
   sample: "Horovod 'Number of GPUs'"
@@ -216,12 +244,20 @@ per_rank:
   elements: dict
   sample: [{"rank": 0, "host": "dgx-a01", "img_per_sec": 2273.9, "img_per_sec_per_device": 2273.9,
             "spread": 25.1, "iterations": 10, "relative_to_median": 0.993, "source": "per-rank lines"}]
-iterations:
-  description: Images per second per iteration (tf_cnn_benchmarks, per step) and rank.
+summary:
+  description:
+    - The lines a person reads, in this order, labels padded to 13 characters; the JSON report holds
+      the same list under C(summary). C(verdict:) (with O(launched_by)), C(failures:) (only when
+      failed), C(ranks:), C(images/sec:), C(per rank:) (every rank up to 4, else the slowest and the
+      fastest), C(scaling:), C(transport:), C(warnings:) (only when there are any), C(log:), and
+      C(report:) and C(chart:) when asked for.
+    - The per-iteration series is not returned; the JSON report holds it under C(iterations), one
+      entry per rank with the lists C(iteration) and C(img_per_sec).
   returned: success or threshold failure
   type: list
-  elements: dict
-  sample: [{"rank": 0, "iteration": 0, "img_per_sec": 2280.1}]
+  elements: str
+  sample: ["verdict:     PASSED (horovodrun --gloo over SSH (node1, node2))",
+           "ranks:       2 (CPU, small_cnn, batch 16 per CPU, tensorflow)"]
 transports:
   description: NCCL ring or channel connections counted by transport (NET/IB, NET/Socket, P2P, SHM).
   returned: success or threshold failure
@@ -316,10 +352,8 @@ chart_path:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.training_verdict import (
-    TrainingReportError,
-    run_training_report,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
 
 ARGUMENT_SPEC = dict(
     src=dict(type="path"),
@@ -332,6 +366,8 @@ ARGUMENT_SPEC = dict(
     slow_rank_tolerance=dict(type="float", default=0.1),
     report_path=dict(type="path"),
     chart_path=dict(type="path"),
+    launched_by=dict(type="str"),
+    cpu_transport=dict(type="str"),
 )
 
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import training_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
 
 PROGRAM = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "training_benchmark", "files",
                        "gpuops_benchmark.py")

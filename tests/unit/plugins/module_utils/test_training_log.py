@@ -4,11 +4,9 @@
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.training_log import (
-    classify_transport,
-    demultiplex,
-    parse,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.demux import demultiplex
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.nccl import classify_transport
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse
 
 
 def texts(lines):
@@ -126,7 +124,7 @@ def test_per_rank_lines_with_and_without_host():
         "Rank 0 on node-a: Compute img/sec per GPU: 99.0 +-0.8",
         "Rank 12: Img/sec per GPU: 96.0 +-2.0",
     ]) + "\n")
-    assert log.rank_iterations == {0: [(0, 97.1)]}
+    assert dict((rank, series.points()) for rank, series in log.rank_iterations.items()) == {0: [(0, 97.1)]}
     assert log.rank_summaries == {0: (97.4, 1.2), 12: (96.0, 2.0)}
     assert log.rank_compute == {0: (99.0, 0.8)}
     assert log.rank_hosts == {0: "node-a"}
@@ -147,7 +145,8 @@ def test_tf_cnn_benchmarks_header_and_steps():
     ]) + "\n")
     assert (log.framework, log.model, log.batch_size, log.device) == ("tensorflow", "resnet50", 64, "GPU")
     assert log.tf_devices == ["/gpu:0", "/gpu:1"]
-    assert log.tf_steps == {None: [(10, 139.6, 0.1)]}
+    assert dict((rank, series.points()) for rank, series in log.tf_steps.items()) == {None: [(10, 139.6)]}
+    assert log.tf_uncertainty == {None: 0.1}
     assert log.tf_untagged_totals == [279.1]
     # tf_cnn_benchmarks' "Running warm up" is not Horovod's warm-up line.
     assert not log.warmup_started

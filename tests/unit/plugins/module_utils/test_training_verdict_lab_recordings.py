@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.training_verdict import report_from_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
 
@@ -60,7 +60,7 @@ def test_a_complete_lab_run_is_reported_as_its_ranks_printed_it(name):
     # Every rank's every timed iteration is kept for the chart.
     iterations_per_rank = len(re.findall(r"Rank 0 on \S+: Iter #\d+:", text))
     assert iterations_per_rank > 0
-    assert len(report["iterations"]) == ranks * iterations_per_rank
+    assert sum(len(item["iteration"]) for item in report["iterations"]) == ranks * iterations_per_rank
 
 
 def test_a_cpu_run_cannot_prove_a_fabric_and_says_why():

@@ -10,7 +10,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import training_verdict
+from ansible_collections.gpuops.cluster.plugins.module_utils.training import run as training_run
 from ansible_collections.gpuops.cluster.plugins.modules import training_report
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
@@ -126,7 +126,7 @@ def test_bad_input_fails_before_any_change_with_a_clear_message(args, message, c
 
 
 def test_chart_without_matplotlib_fails_with_the_usual_missing_library_message(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(training_verdict, "chart_available", lambda: False)
+    monkeypatch.setattr(training_run, "chart_available", lambda: False)
     chart_path = str(tmp_path / "verdict.png")
     code, result = run_module({"src": IB_LOG, "chart_path": chart_path}, capsys)
     assert code == 1

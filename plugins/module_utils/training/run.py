@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the training_report module does, in order: validate, read once, judge, summarise, write the
+files that changed (or, in check mode, say that they would)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.chart import chart_available, render_chart
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import (
+    binary_summary,
+    file_state,
+    report_json,
+    write_file,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.source import checked_lines, log_name, open_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import build_report
+
+
+def judge(options):
+    """The report of the log that options name (src or content), read in one pass."""
+    name = log_name(options)
+    stream = open_log(options)
+    try:
+        log = parse_lines(checked_lines(stream, name), name)
+    finally:
+        stream.close()
+    report = build_report(log, options)
+    report["summary"] = summary_lines(report, options)
+    return report
+
+
+def _outputs(report, options):
+    outputs = []
+    if options.get("report_path"):
+        outputs.append(("report", options["report_path"], report_json(report).encode("utf-8")))
+    if options.get("chart_path"):
+        outputs.append(("chart", options["chart_path"], render_chart(report)))
+    return outputs
+
+
+def _write(outputs, check_mode):
+    """(changed, diffs) after writing every output whose content or mode differs."""
+    changed = False
+    diffs = []
+    for kind, path, content in outputs:
+        file_changed, previous = file_state(path, content)
+        if file_changed and not check_mode:
+            write_file(path, content)
+        changed = changed or file_changed
+        if kind == "report":
+            before = previous.decode("utf-8", "replace") if previous is not None else ""
+            after = content.decode("utf-8")
+        else:
+            before, after = binary_summary(previous), binary_summary(content)
+        diffs.append({"before_header": path, "after_header": path, "before": before, "after": after})
+    return changed, diffs
+
+
+def run_training_report(params, check_mode=False, diff=False, warn=None):
+    """Everything the module does. Returns the module result: the report's fields but the iteration
+    series (which only the report file holds), its warnings as log_warnings (Ansible reserves
+    'warnings'), changed, the paths and, when asked, the diff."""
+    options = dict(params)
+    validate_options(options)
+    if options.get("chart_path") and not chart_available():
+        raise TrainingReportError("chart_path needs the matplotlib Python library", library="matplotlib")
+    report = judge(options)
+    changed, diffs = _write(_outputs(report, options), check_mode)
+    result = dict(report)
+    del result["iterations"]
+    result["log_warnings"] = result.pop("warnings")
+    result["changed"] = changed
+    for kind in ("report_path", "chart_path"):
+        if options.get(kind):
+            result[kind] = options[kind]
+    if diff and diffs:
+        result["diff"] = diffs
+    if warn is not None:
+        for message in result["log_warnings"]:
+            warn(message)
+    return result

@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The few lines a person reads: the one place a verdict is put into words. The module returns them,
+the JSON report holds them, the playbooks and tools/lab.sh print them as they are."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+# Every rank is listed up to this many; beyond it only the slowest and the fastest.
+ALL_RANKS_UP_TO = 4
+SCALING_NOT_MEASURED = ("not measured: set gpuops_training_baseline_img_per_sec "
+                        "(one device alone, same model and batch size)")
+NO_NCCL = "no NCCL lines in the log (run with NCCL_DEBUG=INFO to see the transport)"
+
+
+def _label(name, text):
+    return "%-13s%s" % (name + ":", text)
+
+
+def _or(value, default="?"):
+    return default if value is None else value
+
+
+def _verdict(report, options):
+    launched_by = options.get("launched_by")
+    return "%s%s" % ("PASSED" if report["passed"] else "FAILED", " (%s)" % launched_by if launched_by else "")
+
+
+def _ranks(report, device):
+    return "%s (%s, %s, batch %s per %s, %s)" % (
+        report["ranks"], device, _or(report["model"]), _or(report["batch_size"]), device,
+        report["framework"] or "framework not shown")
+
+
+def _images(report, device):
+    total, per_device = report["img_per_sec_total"], report["img_per_sec_per_device"]
+    return "%.1f in total, %.1f +-%.1f per %s" % (
+        total["mean"] or 0.0, per_device["mean"] or 0.0, per_device["spread"] or 0.0, device)
+
+
+def _per_rank(report):
+    ranks = [item for item in report["per_rank"] if item["img_per_sec"] is not None]
+    if len(ranks) > ALL_RANKS_UP_TO:
+        slowest = min(ranks, key=lambda item: item["img_per_sec"])
+        fastest = max(ranks, key=lambda item: item["img_per_sec"])
+        ranks = [item for item in ranks if item is slowest or item is fastest]
+    return ", ".join("rank %d%s %.1f img/sec over %d iterations" % (
+        item["rank"], " on %s" % item["host"] if item["host"] else "", item["img_per_sec"], item["iterations"])
+        for item in ranks)
+
+
+def _scaling(report, device):
+    if report["scaling_efficiency"] is None:
+        return SCALING_NOT_MEASURED
+    return "%.2f of linear (baseline %.1f img/sec on one %s)" % (
+        report["scaling_efficiency"], report["baseline_img_per_sec"], device)
+
+
+def _transport(report, options):
+    if report["transports"]:
+        return "NCCL " + ", ".join("%s x%d" % item for item in sorted(report["transports"].items()))
+    if report["device"] == "CPU":
+        cpu_transport = options.get("cpu_transport")
+        return "no NCCL: CPU ranks" + (", %s" % cpu_transport if cpu_transport else "")
+    return NO_NCCL
+
+
+def summary_lines(report, options):
+    """The printable lines of a report, in a fixed order, labels padded to one width. options gives
+    launched_by, cpu_transport, src and the report and chart paths."""
+    device = report["device"] or "device"
+    lines = [_label("verdict", _verdict(report, options))]
+    if not report["passed"]:
+        lines.append(_label("failures", "; ".join(report["failures"])))
+    lines.append(_label("ranks", _ranks(report, device)))
+    lines.append(_label("images/sec", _images(report, device)))
+    per_rank = _per_rank(report)
+    if per_rank:
+        lines.append(_label("per rank", per_rank))
+    lines.append(_label("scaling", _scaling(report, device)))
+    lines.append(_label("transport", _transport(report, options)))
+    if report["warnings"]:
+        lines.append(_label("warnings", "; ".join(report["warnings"])))
+    lines.append(_label("log", options.get("src") or "(given as content)"))
+    for name in ("report", "chart"):
+        if options.get(name + "_path"):
+            lines.append(_label(name, options[name + "_path"]))
+    return lines

@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every unmet threshold of a report, each as one sentence."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import normalize_transport
+
+
+def check_thresholds(report, options):
+    """Every unmet threshold, each as one sentence."""
+    device = report["device"] or "device"
+    return (_ranks(report, options) + _per_device(report, options, device) + _scaling(report, options, device)
+            + _transports(report, options))
+
+
+def _ranks(report, options):
+    expect_ranks = options.get("expect_ranks")
+    if expect_ranks is not None and report["ranks"] != expect_ranks:
+        return ["expected %d ranks, the log shows %d (from %s)" % (expect_ranks, report["ranks"], report["ranks_source"])]
+    return []
+
+
+def _per_device(report, options, device):
+    minimum = options.get("min_img_per_sec_per_device")
+    if minimum is None:
+        return []
+    mean = report["img_per_sec_per_device"]["mean"]
+    below = [item for item in report["per_rank"] if item["img_per_sec_per_device"] < minimum]
+    if mean is None:
+        return ["img/sec per %s is unknown, the minimum is %g" % (device, minimum)]
+    if not (mean < minimum or below):
+        return []
+    if below and len(below) == len(report["per_rank"]) and len(below) > 1:
+        detail = "; all %d ranks are below it" % len(below)
+    elif below:
+        shown = ", ".join("rank %d (%.1f)" % (item["rank"], item["img_per_sec_per_device"]) for item in below[:8])
+        detail = "; below it: %s%s" % (shown, " and %d more" % (len(below) - 8) if len(below) > 8 else "")
+    else:
+        detail = ""
+    return ["img/sec per %s is under the minimum %g: mean %.1f%s" % (device, minimum, mean, detail)]
+
+
+def _scaling(report, options, device):
+    minimum = options.get("min_scaling_efficiency")
+    if minimum is None:
+        return []
+    efficiency = report["scaling_efficiency"]
+    if efficiency is not None and efficiency >= minimum:
+        return []
+    return ["scaling efficiency %s is under the minimum %g (total %.1f img/sec over %d %s(s), baseline %g per %s)" % (
+        "unknown" if efficiency is None else "%.3f" % efficiency, minimum, report["img_per_sec_total"]["mean"],
+        report["ranks"] * report["devices_per_rank"], device, options.get("baseline_img_per_sec"), device)]
+
+
+def _transports(report, options):
+    failures = []
+    for wanted in options.get("require_transport") or []:
+        name = normalize_transport(wanted)
+        if report["transports"].get(name):
+            continue
+        if not report["transports"]:
+            failures.append("transport %s is required but the log has no NCCL connection lines "
+                            "(run with NCCL_DEBUG=INFO)" % name)
+        else:
+            seen = ", ".join("%s x%d" % item for item in sorted(report["transports"].items()))
+            failures.append("transport %s is required but NCCL connected over %s" % (name, seen))
+    return failures
