@@ -31,6 +31,7 @@ description:
     O(wait=true) waits until it is gone.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.k8s_connection
 options:
   state:
     description:
@@ -212,11 +213,6 @@ options:
         RV(launcher_log_source) says C(simulated:configmap/<name>). On a real cluster the pod's own log
         is always used.
     type: str
-  request_timeout:
-    description:
-      - Seconds to wait for each API request.
-    type: int
-    default: 60
 attributes:
   check_mode:
     support: full
@@ -386,27 +382,28 @@ events:
   elements: dict
 """
 
-import copy
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
-    ApiError,
-    KubernetesMPIJobApi,
-    InvalidArgumentError,
-    MPIJobError,
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kubernetes_api import KubernetesJobApi
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import (
     Settings,
-    desired_job,
     ensure_absent,
     ensure_present,
-    name_problems,
+    wait_option_problems,
 )
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
+    connection_argument_spec,
+    request_timeout_problems,
+)
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
 def argument_spec():
-    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec = connection_argument_spec()
     spec.update(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         name=dict(type="str"),
@@ -442,24 +439,13 @@ def argument_spec():
         wait_sleep=dict(type="float", default=1.0),
         log_lines=dict(type="int", default=1000),
         simulated_log_configmap=dict(type="str"),
-        request_timeout=dict(type="int", default=60),
     )
     return spec
 
 
 def job_api(module):
     """The cluster connection, configured by kubernetes.core exactly as its own modules are."""
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-    import kubernetes
-
-    try:
-        shared = get_api_client(module)
-    except Exception as error:  # CoreException for a bad kubeconfig, or the client's own errors
-        raise ApiError("could not configure the Kubernetes client: {0}".format(to_native(error)))
-    api_client = kubernetes.client.ApiClient(shared.configuration)
-    for header, value in shared.client.client.default_headers.items():
-        api_client.default_headers[header] = value
-    return KubernetesMPIJobApi(api_client, request_timeout=module.params["request_timeout"])
+    return KubernetesJobApi(api_client(module), MPIJOB, request_timeout=module.params["request_timeout"])
 
 
 def _settings(module):
@@ -469,41 +455,27 @@ def _settings(module):
                     log_lines=params["log_lines"], simulated_log_configmap=params["simulated_log_configmap"])
 
 
-def _check_wait_options(params):
-    problems = []
-    if params["wait_timeout"] < 1:
-        problems.append("wait_timeout must be at least 1 second, got {0}".format(params["wait_timeout"]))
-    if params["wait_sleep"] <= 0:
-        problems.append("wait_sleep must be above 0 seconds, got {0}".format(params["wait_sleep"]))
-    if params["log_lines"] < 0:
-        problems.append("log_lines must be 0 (the whole log) or more, got {0}".format(params["log_lines"]))
-    if problems:
-        raise InvalidArgumentError(problems)
+def _without_diff(module, result):
+    if not module._diff:
+        result.pop("diff", None)
+    return result
 
 
 def run_module(module, make_api=job_api):
     params = module.params
     try:
-        _check_wait_options(params)
+        problems = wait_option_problems(params) + request_timeout_problems(params)
+        if problems:
+            raise InvalidArgumentError(problems, MPIJOB.kind)
         if params["state"] == "absent":
-            definition_meta = (params["definition"] or {}).get("metadata") or {}
-            name = params["name"] or definition_meta.get("name")
-            namespace = params["namespace"] or definition_meta.get("namespace") or "default"
-            problems = name_problems(name)
-            if problems:
-                raise InvalidArgumentError(problems)
-            result = ensure_absent(make_api(module), namespace, name, _settings(module))
+            namespace, name = job_to_delete(params)
+            result = ensure_absent(MPIJOB, make_api(module), namespace, name, _settings(module))
         else:
             body = desired_job(params)
-            result = ensure_present(make_api(module), body, _settings(module))
-    except MPIJobError as error:
-        details = dict(error.details)
-        if not module._diff:
-            details.pop("diff", None)
-        module.fail_json(msg=to_native(error), **details)
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+            result = ensure_present(MPIJOB, make_api(module), body, _settings(module))
+    except KubernetesError as error:
+        module.fail_json(msg=to_native(error), **_without_diff(module, dict(error.details)))
+    module.exit_json(**_without_diff(module, result))
 
 
 def main():

@@ -25,6 +25,7 @@ description:
     changed in between.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpuops.cluster.k8s_connection
 options:
   nodes:
     description:
@@ -63,11 +64,6 @@ options:
       - How many node patches are in flight at once.
     type: int
     default: 16
-  request_timeout:
-    description:
-      - Seconds to wait for each API request.
-    type: int
-    default: 60
 attributes:
   check_mode:
     support: full
@@ -177,73 +173,64 @@ problems:
   sample: ["nodes[0] (dgx-01): label key 'nvidia.com/gpu product' name part must consist of ..."]
 """
 
-import copy
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels import (
-    ApplyError,
-    InvalidSpecError,
-    KubernetesNodeApi,
-    NodeLabelsError,
-    UnknownNodesError,
-    apply_changes,
-    normalize_nodes,
-    plan,
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
+    connection_argument_spec,
+    request_timeout_problems,
 )
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.apply import apply_changes
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.errors import ApplyError
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.kubernetes_api import KubernetesNodeApi
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.planner import plan
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.spec import normalize_nodes
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
 def argument_spec():
-    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec = connection_argument_spec()
     spec.update(
         nodes=dict(type="raw", required=True),
         labels=dict(type="dict", default={}),
         taints=dict(type="list", elements="dict", default=[]),
         state=dict(type="str", choices=["present", "absent"], default="present"),
         parallelism=dict(type="int", default=16),
-        request_timeout=dict(type="int", default=60),
     )
     return spec
 
 
 def node_api(module):
-    """The cluster connection, configured by kubernetes.core exactly as its own modules are."""
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-    import kubernetes
+    """The cluster connection, with a connection pool as large as the patches in flight."""
+    return KubernetesNodeApi(api_client(module, pool_size=module.params["parallelism"]),
+                             request_timeout=module.params["request_timeout"])
 
-    shared = get_api_client(module)
-    configuration = shared.configuration
-    # Enough pooled connections for every patch in flight; urllib3 drops the surplus otherwise.
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
-                                                module.params["parallelism"])
-    api_client = kubernetes.client.ApiClient(configuration)
-    for header, value in shared.client.client.default_headers.items():
-        api_client.default_headers[header] = value
-    return KubernetesNodeApi(api_client, request_timeout=module.params["request_timeout"])
+
+def _plan(module, make_api, desired):
+    """The API and the planned changes; every failure ends the task here, before anything is patched."""
+    try:
+        api = make_api(module)
+        return api, plan(desired, api.list_nodes(), module.params["state"])
+    except KubernetesError as error:
+        module.fail_json(msg=to_native(error), **error.details)
+    except Exception as error:  # the client's own errors: bad kubeconfig, connection refused, TLS
+        module.fail_json(msg="Could not read the cluster's nodes: {0}".format(to_native(error)))
 
 
 def run_module(module, make_api=node_api):
     params = module.params
-    state = params["state"]
     if params["parallelism"] < 1:
         module.fail_json(msg="parallelism must be at least 1, got {0}".format(params["parallelism"]))
+    problems = request_timeout_problems(params)
+    if problems:
+        module.fail_json(msg=problems[0], problems=problems)
     try:
-        desired = normalize_nodes(params["nodes"], params["labels"], params["taints"], state)
-    except InvalidSpecError as error:
-        module.fail_json(msg=to_native(error), problems=error.problems)
+        desired = normalize_nodes(params["nodes"], params["labels"], params["taints"], params["state"])
+    except KubernetesError as error:
+        module.fail_json(msg=to_native(error), **error.details)
 
-    try:
-        api = make_api(module)
-        changes = plan(desired, api.list_nodes(), state)
-    except UnknownNodesError as error:
-        module.fail_json(msg=to_native(error), unknown_nodes=error.names)
-    except NodeLabelsError as error:
-        module.fail_json(msg=to_native(error))
-    except Exception as error:  # the client's own errors: bad kubeconfig, connection refused, TLS
-        module.fail_json(msg="Could not read the cluster's nodes: {0}".format(to_native(error)))
-
+    api, changes = _plan(module, make_api, desired)
     result = dict(
         changed=bool(changes),
         changed_nodes=[change.name for change in changes],
@@ -255,11 +242,11 @@ def run_module(module, make_api=node_api):
 
     if changes and not module.check_mode:
         try:
-            apply_changes(api, changes, desired, state, params["parallelism"])
+            apply_changes(api, changes, desired, params["state"], params["parallelism"])
         except ApplyError as error:
             result["changed"] = bool(error.applied)
             result["changed_nodes"] = error.applied
-            module.fail_json(msg=to_native(error), failed_nodes=error.failures, **result)
+            module.fail_json(msg=to_native(error), **dict(result, **error.details))
     module.exit_json(**result)
 
 

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""An in-memory stand-in for the node API of plugins/module_utils/node_labels.py, for unit tests."""
+"""An in-memory stand-in for the node API of plugins/module_utils/node_labels/kubernetes_api.py, for unit tests."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,7 @@ import copy
 import threading
 import time
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels import ConflictError, NodeLabelsError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError, ConflictError
 
 
 def merge_patch(target, patch):
@@ -61,7 +61,7 @@ class FakeNodeApi(object):
                 self.before_patch(self, name)
             time.sleep(self.patch_delay)
             if name in self.fail:
-                raise NodeLabelsError(self.fail[name])
+                raise ApiError(self.fail[name], status=403)
             with self.lock:
                 node = self.nodes[name]
                 wanted_version = (patch.get("metadata") or {}).get("resourceVersion")

@@ -15,17 +15,11 @@ import itertools
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
-    APPLIED_SPEC_ANNOTATION,
-    ApiError,
-    JobFailedError,
-    Settings,
-    SpecConflictError,
-    WaitTimeoutError,
-    build_mpijob,
-    ensure_absent,
-    ensure_present,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import APPLIED_SPEC_ANNOTATION
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import JobFailedError, SpecConflictError, WaitTimeoutError
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import Settings, ensure_absent, ensure_present
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, build_mpijob
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 
 
 class FakeMPIJobApi(object):
@@ -131,7 +125,7 @@ def settings(**overrides):
 def existing():
     """A cluster holding the BENCH job as this module created it."""
     api = FakeMPIJobApi()
-    ensure_present(api, build_mpijob(BENCH), settings())
+    ensure_present(MPIJOB, api, build_mpijob(BENCH), settings())
     api.writes = []
     return api
 
@@ -139,7 +133,7 @@ def existing():
 def test_create_sends_the_spec_with_the_applied_spec_annotation():
     api = FakeMPIJobApi()
     body = build_mpijob(BENCH)
-    result = ensure_present(api, body, settings())
+    result = ensure_present(MPIJOB, api, body, settings())
     assert result["changed"] is True
     assert result["method"] == "created"
     assert result["spec"] == body["spec"]
@@ -153,7 +147,7 @@ def test_create_sends_the_spec_with_the_applied_spec_annotation():
 def test_check_mode_writes_nothing_and_returns_the_spec_it_would_create():
     api = FakeMPIJobApi()
     body = build_mpijob(BENCH)
-    result = ensure_present(api, body, settings(check_mode=True, wait=True))
+    result = ensure_present(MPIJOB, api, body, settings(check_mode=True, wait=True))
     assert api.writes == []
     assert (result["changed"], result["method"]) == (True, "created")
     assert result["spec"] == body["spec"]
@@ -163,10 +157,10 @@ def test_check_mode_writes_nothing_and_returns_the_spec_it_would_create():
 
 def test_same_spec_again_is_unchanged_and_different_spec_fails_without_force():
     api = existing()
-    result = ensure_present(api, build_mpijob(BENCH), settings())
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings())
     assert (result["changed"], result["method"], result["differences"]) == (False, "unchanged", [])
     with pytest.raises(SpecConflictError) as raised:
-        ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings())
+        ensure_present(MPIJOB, api, build_mpijob(dict(BENCH, workers=4)), settings())
     assert str(raised.value) == (
         "MPIJob ml/bench exists with a different spec (spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4). MPIJob specs "
         "are mostly immutable: set force=true to delete and recreate it, or use another name.")
@@ -176,7 +170,7 @@ def test_same_spec_again_is_unchanged_and_different_spec_fails_without_force():
 def test_force_deletes_waits_until_gone_and_creates_again():
     api = existing()
     api.deletion_reads = 2
-    result = ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings(force=True))
+    result = ensure_present(MPIJOB, api, build_mpijob(dict(BENCH, workers=4)), settings(force=True))
     assert (result["changed"], result["method"]) == (True, "replaced")
     assert [w[0] for w in api.writes] == ["delete", "create"]
     assert api.writes[1][2]["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4
@@ -184,7 +178,7 @@ def test_force_deletes_waits_until_gone_and_creates_again():
 
 def test_force_in_check_mode_only_reports_the_replacement():
     api = existing()
-    result = ensure_present(api, build_mpijob(dict(BENCH, workers=4)), settings(force=True, check_mode=True))
+    result = ensure_present(MPIJOB, api, build_mpijob(dict(BENCH, workers=4)), settings(force=True, check_mode=True))
     assert (result["changed"], result["method"]) == (True, "replaced")
     assert result["differences"] == ["spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4"]
     assert api.writes == []
@@ -208,7 +202,7 @@ def succeeded(api):
 
 def test_wait_until_succeeded_returns_status_and_the_launcher_log_tail():
     api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": LOG}, script={3: running, 6: succeeded})
-    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, log_lines=2))
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, log_lines=2))
     assert result["phase"] == "Succeeded"
     assert result["elapsed"] == 4.0
     assert result["replica_statuses"] == {"Launcher": {"succeeded": 1}, "Worker": {"active": 2}}
@@ -220,9 +214,9 @@ def test_wait_until_succeeded_returns_status_and_the_launcher_log_tail():
 
 def test_second_run_on_a_finished_job_is_unchanged_and_returns_its_status_at_once():
     api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": LOG}, script={2: running, 3: succeeded})
-    ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     api.writes = []
-    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     assert (result["changed"], result["phase"], result["elapsed"]) == (False, "Succeeded", 0.0)
     assert api.writes == []
 
@@ -245,7 +239,7 @@ def test_failed_worker_ends_the_wait_at_once_with_reason_events_and_log():
                         script={3: running, 5: worker_crashes})
     clock = itertools.count(0.0, 1.0)
     with pytest.raises(JobFailedError) as raised:
-        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=3600, log_lines=1,
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=3600, log_lines=1,
                                                           ticks_factory=lambda: clock))
     details = raised.value.details
     assert str(raised.value).startswith("MPIJob ml/bench FAILED after 3.0 s: worker pod(s) failed: bench-worker-1: "
@@ -272,7 +266,7 @@ def test_failed_condition_ends_the_wait():
 
     api = FakeMPIJobApi(script={2: fail})
     with pytest.raises(JobFailedError) as raised:
-        ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     assert raised.value.details["reason"] == "the MPIJob failed: DeadlineExceeded: MPIJob ml/bench has failed"
     assert raised.value.details["launcher_log_error"] == "no launcher pod exists (yet)"
 
@@ -280,7 +274,7 @@ def test_failed_condition_ends_the_wait():
 def test_timeout_names_the_phase_and_the_pods():
     api = FakeMPIJobApi(script={2: running})
     with pytest.raises(WaitTimeoutError) as raised:
-        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
                                                           ticks_factory=lambda: iter([0.0, 1.0, 5.0])))
     assert str(raised.value) == (
         "timed out after 5 s waiting for MPIJob ml/bench to be Succeeded; it is Running (pods: bench-worker-0=Running, "
@@ -297,7 +291,7 @@ def test_timeout_tells_why_a_pod_is_not_scheduled():
 
     api = FakeMPIJobApi(script={2: pending})
     with pytest.raises(WaitTimeoutError) as raised:
-        ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
                                                           ticks_factory=lambda: iter([0.0, 5.0])))
     assert str(raised.value).endswith("it is Pending (pods: bench-worker-0=Pending (0/3 nodes are available: 3 "
                                       "Insufficient hugepages-1Gi.))")
@@ -305,7 +299,7 @@ def test_timeout_tells_why_a_pod_is_not_scheduled():
 
 def test_wait_for_running():
     api = FakeMPIJobApi(script={3: running})
-    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, wait_for="Running"))
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_for="Running"))
     assert result["phase"] == "Running"
 
 
@@ -313,14 +307,14 @@ def test_simulated_log_is_used_only_when_the_pod_log_cannot_be_served_and_says_s
     unavailable = ApiError("reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet", status=500)
     api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, config_maps={"recorded": {"launcher.log": LOG}},
                         script={2: running, 3: succeeded})
-    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
     assert result["launcher_log"] == LOG
     assert result["launcher_log_source"] == "simulated:configmap/recorded"
     assert result["launcher_log_error"] == ("the API could not serve the log of launcher pod bench-launcher-x7k2p: "
                                             "reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet")
     # Without the option nothing stands in for the log.
     api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, script={2: running, 3: succeeded})
-    result = ensure_present(api, build_mpijob(BENCH), settings(wait=True))
+    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     assert (result["launcher_log"], result["launcher_log_source"]) == ("", "none")
 
 
@@ -331,7 +325,7 @@ def test_simulated_log_never_stands_in_for_a_launcher_that_did_not_start():
 
     api = FakeMPIJobApi(config_maps={"recorded": {"launcher.log": LOG}}, script={2: pending_launcher})
     with pytest.raises(JobFailedError) as raised:
-        ensure_present(api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
     details = raised.value.details
     assert (details["launcher_log"], details["launcher_log_source"]) == ("", "none")
     assert details["launcher_log_error"] == "launcher pod bench-launcher-x7k2p has not started (phase Pending)"
@@ -340,7 +334,7 @@ def test_simulated_log_never_stands_in_for_a_launcher_that_did_not_start():
 def test_absent_deletes_and_waits_until_gone():
     api = existing()
     api.deletion_reads = 3
-    result = ensure_absent(api, "ml", "bench", settings(wait=True))
+    result = ensure_absent(MPIJOB, api, "ml", "bench", settings(wait=True))
     assert (result["changed"], result["method"]) == (True, "deleted")
     assert api.writes == [("delete", "ml", "bench")]
     assert result["elapsed"] == 3.0
@@ -349,9 +343,9 @@ def test_absent_deletes_and_waits_until_gone():
 
 def test_absent_when_gone_and_in_check_mode():
     api = FakeMPIJobApi()
-    assert ensure_absent(api, "ml", "bench", settings(wait=True))["changed"] is False
+    assert ensure_absent(MPIJOB, api, "ml", "bench", settings(wait=True))["changed"] is False
     api = existing()
-    result = ensure_absent(api, "ml", "bench", settings(check_mode=True, wait=True))
+    result = ensure_absent(MPIJOB, api, "ml", "bench", settings(check_mode=True, wait=True))
     assert (result["changed"], api.writes) == (True, [])
 
 
@@ -359,7 +353,7 @@ def test_absent_times_out_when_the_job_stays():
     api = existing()
     api.deletion_reads = 100
     with pytest.raises(WaitTimeoutError) as raised:
-        ensure_absent(api, "ml", "bench", settings(wait=True, wait_timeout=2,
+        ensure_absent(MPIJOB, api, "ml", "bench", settings(wait=True, wait_timeout=2,
                                                    ticks_factory=lambda: iter([0.0, 1.0, 2.0])))
     assert str(raised.value) == ("MPIJob ml/bench was not gone 2 s after its deletion (foreground: its pods are "
                                  "deleted first)")

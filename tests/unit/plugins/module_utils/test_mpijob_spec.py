@@ -11,15 +11,10 @@ import copy
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
-    InvalidArgumentError,
-    build_mpijob,
-    desired_job,
-    from_definition,
-    quantity_text,
-    spec_differences,
-    with_applied_spec,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import spec_differences, with_applied_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import build_mpijob, desired_job, from_definition
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import quantity_text
 
 DGX_PAIR = dict(
     name="resnet50-16gpu",

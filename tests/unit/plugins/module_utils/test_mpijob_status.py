@@ -7,14 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import k8s_wait
-from ansible_collections.gpuops.cluster.plugins.module_utils.mpijob import (
-    WAIT_PREDICATES,
-    Observation,
-    job_failure,
-    job_status,
-    pod_summary,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import mpijob_failure as job_failure
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import WAIT_PREDICATES, Observation, job_status, pod_summary
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
 
 
 def condition(kind, status="True", reason=None, message=None, at="2025-06-01T10:00:00Z"):

@@ -11,21 +11,13 @@ import time
 import pytest
 
 from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
-from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels import (
-    ApplyError,
-    ConflictError,
-    InvalidSpecError,
-    KubernetesNodeApi,
-    NodeLabelsError,
-    NodeSpec,
-    UnknownNodesError,
-    apply_changes,
-    label_value_problems,
-    normalize_nodes,
-    plan,
-    qualified_name_problems,
-    reconcile,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError, ConflictError
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.apply import apply_changes, reconcile
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.errors import ApplyError, InvalidSpecError, UnknownNodesError
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.kubernetes_api import KubernetesNodeApi
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.planner import plan
+from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.spec import NodeSpec, normalize_nodes
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import label_value_problems, qualified_name_problems
 
 
 BASE_LABELS = {"kubernetes.io/hostname": "x", "kubernetes.io/os": "linux"}
@@ -390,6 +382,6 @@ def test_list_returns_the_items_as_dicts():
 def test_conflict_and_other_http_errors_are_translated():
     with pytest.raises(ConflictError):
         KubernetesNodeApi(RecordingApiClient(error=api_exception(409, "Conflict", "changed"))).patch_node("a", {})
-    with pytest.raises(NodeLabelsError) as caught:
+    with pytest.raises(ApiError) as caught:
         KubernetesNodeApi(RecordingApiClient(error=api_exception(403, "Forbidden", "nodes is forbidden"))).list_nodes()
     assert str(caught.value) == "listing nodes: HTTP 403 Forbidden: nodes is forbidden"

@@ -1,0 +1,204 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Create, wait for and delete a job of any kind: the flow every launcher module shares.
+
+compare with the live job -> create / replace (under force) / leave -> wait with the success
+predicate the caller names and the kind's failure predicate, which ends the wait as soon as the job
+cannot succeed any more.
+
+The cluster is reached through an object with the methods of jobs.kubernetes_api.KubernetesJobApi
+(get, create, delete, list_pods, list_events, read_pod_log, read_config_map); tests pass a fake one.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import spec_differences, with_applied_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import (
+    JobFailedError,
+    SpecConflictError,
+    WaitTimeoutError,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.logs import failure_details, result_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import (
+    WAIT_PREDICATES,
+    Observation,
+    conditions,
+    pod_summary,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
+
+
+class Settings(object):
+    """The module's options that steer the lifecycle (anything missing takes its default)."""
+
+    def __init__(self, check_mode=False, force=False, wait=False, wait_for="Succeeded", wait_timeout=600,
+                 wait_sleep=1.0, log_lines=1000, simulated_log_configmap=None, ticks_factory=None, now=time.time):
+        self.check_mode = check_mode
+        self.force = force
+        self.wait = wait
+        self.wait_for = wait_for
+        self.wait_timeout = wait_timeout
+        self.wait_sleep = wait_sleep
+        self.log_lines = log_lines
+        self.simulated_log_configmap = simulated_log_configmap
+        # Tests hand in a fake clock: a callable returning the ticks of one wait.
+        self.ticks_factory = ticks_factory
+        self.now = now
+
+    def ticks(self):
+        return self.ticks_factory() if self.ticks_factory else None
+
+
+def observe(kind, api, namespace, name, now=time.time):
+    """One look at the job and its pods (and, before it has a condition, the warnings about it)."""
+    job = api.get(namespace, name)
+    if job is None:
+        return Observation(None, at=now())
+    pods = api.list_pods(namespace, name)
+    warnings = []
+    if not conditions(job):
+        warnings = [e for e in api.list_events(namespace, kind.kind, name) if e.get("type") == "Warning"]
+    return Observation(job, pods, warnings, at=now())
+
+
+def _wait_gone(api, namespace, name, settings):
+    return k8s_wait.wait_for(lambda: api.get(namespace, name), lambda job: job is None,
+                             timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+
+
+def _status_fields(kind, observation):
+    status = observation.status
+    return {"phase": status["phase"], "conditions": status["conditions"],
+            "replica_statuses": status["replica_statuses"], "start_time": status["start_time"],
+            "completion_time": status["completion_time"],
+            "pods": [pod_summary(pod, kind.role_label) for pod in observation.pods]}
+
+
+def _log_fields(kind, log):
+    prefix = kind.log_role + "_log"
+    return {prefix: log["text"] or "", prefix + "_source": log["source"], prefix + "_pod": log["pod"],
+            prefix + "_error": log["error"]}
+
+
+def _is_terminating(job):
+    return job is not None and bool((job.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def plan_present(kind, body, live, force):
+    """What ensure_present will do with `live` (the job as read, or None): the start of its result.
+
+    A job on its way out counts as absent. Raises SpecConflictError for a different spec without force.
+    """
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    current = live is not None and not _is_terminating(live)
+    differences = spec_differences(body, live) if current else []
+    if not current:
+        method = "created"
+    elif differences:
+        if not force:
+            raise SpecConflictError(
+                "{0} {1}/{2} exists with a different spec ({3}). {0} specs are mostly immutable: set "
+                "force=true to delete and recreate it, or use another name.".format(
+                    kind.kind, namespace, name, "; ".join(differences[:10])),
+                differences=differences)
+        method = "replaced"
+    else:
+        method = "unchanged"
+    return {"changed": method != "unchanged", "method": method, "spec": body["spec"], "differences": differences,
+            "diff": {"before": {"spec": live.get("spec")} if current else {}, "after": {"spec": body["spec"]}}}
+
+
+def ensure_present(kind, api, body, settings):
+    """Create the job (or replace it under force), then wait when asked. Returns the result dict;
+    raises SpecConflictError, JobFailedError, WaitTimeoutError or k8s.errors.ApiError."""
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    live = api.get(namespace, name)
+    result = plan_present(kind, body, live, settings.force)
+    method = result["method"]
+    if settings.check_mode:
+        result[kind.result_key] = live if method == "unchanged" else body
+        if method == "unchanged":
+            result.update(_status_fields(kind, Observation(live)))
+        return result
+
+    if method != "unchanged" and live is not None:
+        if method == "replaced":
+            api.delete(namespace, name)
+        if not _wait_gone(api, namespace, name, settings).succeeded:
+            raise WaitTimeoutError("{0} {1}/{2} was still being deleted after {3} s; it cannot be created "
+                                   "again until it is gone".format(kind.kind, namespace, name, settings.wait_timeout),
+                                   **result)
+    if method != "unchanged":
+        live = api.create(namespace, with_applied_spec(body))
+
+    if not settings.wait:
+        result[kind.result_key] = live
+        result.update(_status_fields(kind, Observation(live)))
+        return result
+    return _wait_and_report(kind, api, namespace, name, settings, result)
+
+
+def _pods_text(pods):
+    return ", ".join("{0}={1}{2}".format(p["name"], p["phase"],
+                                         " ({0})".format(p["unschedulable"]) if p.get("unschedulable") else "")
+                     for p in pods) or "no pods"
+
+
+def _wait_and_report(kind, api, namespace, name, settings, result):
+    outcome = k8s_wait.wait_for(lambda: observe(kind, api, namespace, name, settings.now),
+                                WAIT_PREDICATES[settings.wait_for], kind.failure,
+                                timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+    observation = outcome.observation
+    result[kind.result_key] = observation.job
+    result["elapsed"] = round(outcome.elapsed, 3)
+    result.update(_status_fields(kind, observation))
+    log = result_log(kind, api, namespace, observation.pods, settings.log_lines, settings.simulated_log_configmap)
+    result.update(_log_fields(kind, log))
+    if outcome.outcome == k8s_wait.FAILED:
+        result["reason"] = outcome.reason
+        result["detected_at"] = observation.at
+        result.update(failure_details(kind, api, namespace, name, observation))
+        raise JobFailedError("{0} {1}/{2} FAILED after {3:.1f} s: {4}".format(
+            kind.kind, namespace, name, outcome.elapsed, outcome.reason), **result)
+    if outcome.outcome == k8s_wait.TIMED_OUT:
+        raise WaitTimeoutError("timed out after {0} s waiting for {1} {2}/{3} to be {4}; it is {5} "
+                               "(pods: {6})".format(settings.wait_timeout, kind.kind, namespace, name, settings.wait_for,
+                                                    result["phase"], _pods_text(result["pods"])), **result)
+    return result
+
+
+def ensure_absent(kind, api, namespace, name, settings):
+    """Delete the job with foreground propagation (its pods go first); wait until it is gone when asked."""
+    live = api.get(namespace, name)
+    result = {"changed": live is not None, "method": "deleted" if live is not None else "absent",
+              "diff": {"before": {"spec": live.get("spec")} if live is not None else {}, "after": {}}}
+    if live is None or settings.check_mode:
+        return result
+    if not _is_terminating(live):
+        api.delete(namespace, name)
+    if settings.wait:
+        gone = _wait_gone(api, namespace, name, settings)
+        result["elapsed"] = round(gone.elapsed, 3)
+        if not gone.succeeded:
+            raise WaitTimeoutError("{0} {1}/{2} was not gone {3} s after its deletion (foreground: its pods "
+                                   "are deleted first)".format(kind.kind, namespace, name, settings.wait_timeout),
+                                   **result)
+    return result
+
+
+def wait_option_problems(params):
+    """Why the wait options given to a module cannot be used; [] when they can."""
+    problems = []
+    if params["wait_timeout"] < 1:
+        problems.append("wait_timeout must be at least 1 second, got {0}".format(params["wait_timeout"]))
+    if params["wait_sleep"] <= 0:
+        problems.append("wait_sleep must be above 0 seconds, got {0}".format(params["wait_sleep"]))
+    if params["log_lines"] < 0:
+        problems.append("log_lines must be 0 (the whole log) or more, got {0}".format(params["log_lines"]))
+    return problems

@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What a job leaves to read: the log of the pod that reports the result (an MPIJob's launcher),
+and the events of its failed pods and of the job itself."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import pod_phase, pod_summary
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
+
+# The ConfigMap key that holds a recorded log (see result_log()).
+SIMULATED_LOG_KEY = "launcher.log"
+
+
+def _created(pod):
+    return (pod.get("metadata") or {}).get("creationTimestamp") or ""
+
+
+def _started(pod):
+    if pod_phase(pod) in ("Running", "Succeeded", "Failed"):
+        return True
+    return any((c.get("state") or {}).get("running") or (c.get("state") or {}).get("terminated")
+               for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
+def _simulated_log(api, namespace, config_map, tail_lines, result):
+    recorded = (api.read_config_map(namespace, config_map) or {}).get(SIMULATED_LOG_KEY)
+    if recorded is None:
+        result["error"] += "; ConfigMap {0} has no key {1}".format(config_map, SIMULATED_LOG_KEY)
+        return
+    lines = recorded.splitlines()
+    if tail_lines:
+        lines = lines[-tail_lines:]
+    result["text"] = "\n".join(lines) + ("\n" if lines else "")
+    result["source"] = "simulated:configmap/" + config_map
+
+
+def result_log(kind, api, namespace, pods, tail_lines, simulated_log_configmap=None):
+    """The log of the newest pod of the kind's log role (an MPIJob's launcher), through the API;
+    else, only where asked, a recorded log from a ConfigMap, clearly marked as such.
+
+    The ConfigMap stands in only for a pod that started and whose log the API cannot serve (the lab,
+    where pods are simulated); a later issue removes it. Returns a dict with `text` (or None),
+    `source` (pod/<name>, simulated:configmap/<name>, or none), `pod` and `error` (why the pod's
+    own log could not be read).
+    """
+    role = kind.log_role
+    candidates = sorted((pod for pod in pods if kind.pod_role(pod) == role), key=_created)
+    result = {"text": None, "source": "none", "pod": None, "error": None}
+    if not candidates:
+        result["error"] = "no {0} pod exists (yet)".format(role)
+        return result
+    pod = candidates[-1]
+    name = pod["metadata"]["name"]
+    result["pod"] = name
+    if not _started(pod):
+        result["error"] = "{0} pod {1} has not started (phase {2})".format(role, name, pod_phase(pod))
+        return result
+    try:
+        result["text"] = api.read_pod_log(namespace, name, tail_lines)
+        result["source"] = "pod/" + name
+        return result
+    except ApiError as error:
+        result["error"] = "the API could not serve the log of {0} pod {1}: {2}".format(role, name, error)
+    if simulated_log_configmap:
+        _simulated_log(api, namespace, simulated_log_configmap, tail_lines, result)
+    return result
+
+
+def event_summary(event):
+    return {"type": event.get("type"), "reason": event.get("reason"), "message": event.get("message"),
+            "count": event.get("count"),
+            "last_seen": event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")}
+
+
+def failure_details(kind, api, namespace, name, observation):
+    """The failing pods (with their events) and the job's own events, for the failure report."""
+    pods = []
+    for pod in observation.pods:
+        if pod_phase(pod) != "Failed":
+            continue
+        summary = pod_summary(pod, kind.role_label)
+        summary["events"] = [event_summary(e) for e in api.list_events(namespace, "Pod", summary["name"])]
+        pods.append(summary)
+    job_events = [event_summary(e) for e in api.list_events(namespace, kind.kind, name)]
+    return {"failed_pods": pods, "events": job_events}

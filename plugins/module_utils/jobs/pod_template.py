@@ -1,0 +1,201 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Pod template pieces every job kind builds the same way: containers, resources, env, tolerations,
+node selectors and integer options, each checked with every problem collected (named by its argument)
+rather than stopping at the first."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import (
+    is_counted,
+    is_hugepages,
+    quantity_text,
+    resource_name_problem,
+)
+
+TOLERATION_OPERATORS = ("Exists", "Equal")
+IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+_TOLERATION_FIELDS = {"key", "operator", "value", "effect", "tolerationSeconds", "toleration_seconds"}
+
+
+def int_option(params, argument, minimum, problems):
+    """The integer option `argument` of `params` (None when not given), checked against `minimum`."""
+    value = params.get(argument)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        problems.append("{0} must be an integer, got {1!r}".format(argument, value))
+        return None
+    if value < minimum:
+        problems.append("{0} must be at least {1}, got {2}".format(argument, minimum, value))
+    return value
+
+
+def _quantities(entries, where, problems):
+    clean = {}
+    for name, quantity in entries.items():
+        problem = resource_name_problem(name)
+        if problem:
+            problems.append("{0}: {1}".format(where, problem))
+            continue
+        text = quantity_text(quantity)
+        if text is None:
+            problems.append("{0}: {1!r} is not a valid quantity for {2} (expected a non-negative number with "
+                            "an optional suffix such as m, Mi, Gi or G, e.g. 500m, 16Gi, 2)".format(where, quantity, name))
+            continue
+        clean[name] = text
+    return clean
+
+
+def normalize_resources(value, argument, problems):
+    """Turn `resources`-style input into {"limits": {...}, "requests": {...}}, checking every entry.
+
+    Accepts the Kubernetes form (a dict with `limits` and/or `requests`) or a flat dict of
+    resource: quantity, which sets both requests and limits (what hugepages and GPUs need anyway).
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.append("{0} must be a dict, got {1!r}".format(argument, value))
+        return {}
+    structured = bool(value) and set(value) <= {"limits", "requests"}
+    sections = value if structured else {"limits": value}
+    result = {}
+    for section in ("limits", "requests"):
+        entries = sections.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, dict):
+            problems.append("{0}.{1} must be a dict of resource: quantity, got {2!r}".format(argument, section, entries))
+            continue
+        where = "{0}.{1}".format(argument, section) if structured else argument
+        clean = _quantities(entries, where, problems)
+        if clean:
+            result[section] = clean
+    if not structured and "limits" in result:
+        result["requests"] = dict(result["limits"])
+    limits, requests = result.get("limits", {}), result.get("requests", {})
+    names = set(limits) | set(requests)
+    for name in sorted(names):
+        if is_counted(name) and name in limits and name in requests and limits[name] != requests[name]:
+            problems.append("{0}: {1} cannot be overcommitted: requests ({2}) must equal limits ({3})".format(
+                argument, name, requests[name], limits[name]))
+    if any(is_hugepages(name) for name in names) and not names & {"cpu", "memory"}:
+        problems.append("{0}: hugepages need a cpu or memory request as well (the API server "
+                        "rejects a container with hugepages alone)".format(argument))
+    return result
+
+
+def normalize_env(env, problems):
+    """`env` as a dict of NAME: value turned into the container's env list, sorted by name."""
+    if env is None:
+        return []
+    if not isinstance(env, dict):
+        problems.append("env must be a dict of NAME: value, got {0!r}".format(env))
+        return []
+    result = []
+    for name in sorted(env):
+        value = api_text(env[name])
+        if not isinstance(name, str) or not name or "=" in name:
+            problems.append("env: variable name {0!r} must be a non-empty string without '='".format(name))
+            continue
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            problems.append("env: value of {0} must be a string, number or boolean, got {1!r}".format(name, value))
+            continue
+        result.append({"name": name, "value": value})
+    return result
+
+
+def _toleration(toleration, where, problems):
+    unknown = sorted(set(toleration) - _TOLERATION_FIELDS)
+    if unknown:
+        problems.append("{0}: unknown field(s) {1}; expected key, operator, value, effect, "
+                        "tolerationSeconds".format(where, ", ".join(unknown)))
+    clean = {}
+    operator = toleration.get("operator", "Equal")
+    if operator not in TOLERATION_OPERATORS:
+        problems.append("{0}: operator {1!r} must be Exists or Equal".format(where, operator))
+    clean["operator"] = operator
+    key = toleration.get("key")
+    if key:
+        clean["key"] = key
+    elif operator != "Exists":
+        problems.append("{0}: a toleration without a key must use operator Exists".format(where))
+    value = api_text(toleration.get("value"))
+    if value not in (None, ""):
+        if operator == "Exists":
+            problems.append("{0}: operator Exists takes no value (got {1!r})".format(where, value))
+        clean["value"] = value
+    effect = toleration.get("effect")
+    if effect:
+        if effect not in TAINT_EFFECTS:
+            problems.append("{0}: effect {1!r} must be one of {2}".format(where, effect, ", ".join(TAINT_EFFECTS)))
+        clean["effect"] = effect
+    seconds = toleration.get("tolerationSeconds", toleration.get("toleration_seconds"))
+    if seconds is not None:
+        if effect != "NoExecute":
+            problems.append("{0}: tolerationSeconds applies only to effect NoExecute".format(where))
+        if isinstance(seconds, bool) or not isinstance(seconds, int):
+            problems.append("{0}: tolerationSeconds must be an integer, got {1!r}".format(where, seconds))
+        clean["tolerationSeconds"] = seconds
+    return clean
+
+
+def normalize_tolerations(tolerations, problems):
+    result = []
+    for index, toleration in enumerate(tolerations or []):
+        where = "tolerations[{0}]".format(index)
+        if not isinstance(toleration, dict):
+            problems.append("{0} must be a dict with key, operator, value, effect, got {1!r}".format(where, toleration))
+            continue
+        result.append(_toleration(toleration, where, problems))
+    return result
+
+
+def normalize_node_selector(node_selector, problems):
+    node_selector = node_selector or {}
+    if not isinstance(node_selector, dict):
+        problems.append("node_selector must be a dict of label: value, got {0!r}".format(node_selector))
+        return {}
+    return dict((key, api_text(value)) for key, value in node_selector.items())
+
+
+def text_dict(values):
+    """Labels or annotations with every value as text."""
+    return dict((key, api_text(value)) for key, value in (values or {}).items())
+
+
+def container(name, image, command=None, env=None, resources=None, image_pull_policy=None):
+    """One container of a pod template; the lists and dicts given are copied, not shared."""
+    spec = {"name": name, "image": image}
+    if command:
+        spec["command"] = list(command)
+    if env:
+        spec["env"] = copy.deepcopy(env)
+    if resources:
+        spec["resources"] = copy.deepcopy(resources)
+    if image_pull_policy:
+        spec["imagePullPolicy"] = image_pull_policy
+    return spec
+
+
+def set_extended_resource(resources, resource_name, count, argument, problems):
+    """Put `count` of an extended resource (GPUs) in both limits and any requests of `resources`,
+    refusing a different count given there as well (the count must come from one place)."""
+    limits = resources.setdefault("limits", {})
+    given = limits.get(resource_name)
+    if given is not None and given != str(count):
+        problems.append("resources sets {0}: {1} but {2} is {3}; give the GPU count in one place".format(
+            resource_name, given, argument, count))
+    limits[resource_name] = str(count)
+    if "requests" in resources:
+        resources["requests"][resource_name] = str(count)

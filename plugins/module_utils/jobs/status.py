@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Reading a job's status: its conditions, its pods, and one look at both (the Observation).
+
+The conditions are the Kubeflow operators' common ones (Created, Running, Restarting, Succeeded,
+Failed, Suspended), which MPIJob, TFJob and PyTorchJob all report.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import KUBEFLOW_JOB_ROLE_LABEL
+
+# The most decisive condition first: a job that has Failed and was Running is Failed.
+PHASE_ORDER = ("Failed", "Succeeded", "Suspended", "Restarting", "Running", "Created")
+
+
+def conditions(job):
+    return list(((job or {}).get("status") or {}).get("conditions") or [])
+
+
+def true_condition(job, condition_type):
+    for condition in conditions(job):
+        if condition.get("type") == condition_type and condition.get("status") == "True":
+            return condition
+    return None
+
+
+def job_status(job):
+    """A summary of a job's status: phase (the most decisive true condition, or Pending when
+    there is none), its reason and message, the conditions and the replica statuses."""
+    phase, reason, message = "Pending", None, None
+    for condition_type in PHASE_ORDER:
+        condition = true_condition(job, condition_type)
+        if condition:
+            phase, reason, message = condition_type, condition.get("reason"), condition.get("message")
+            break
+    status = (job or {}).get("status") or {}
+    return {
+        "phase": phase,
+        "reason": reason,
+        "message": message,
+        "conditions": conditions(job),
+        "replica_statuses": status.get("replicaStatuses") or {},
+        "start_time": status.get("startTime"),
+        "completion_time": status.get("completionTime"),
+    }
+
+
+def pod_phase(pod):
+    return (pod.get("status") or {}).get("phase")
+
+
+def pod_summary(pod, role_label=KUBEFLOW_JOB_ROLE_LABEL):
+    """Name, role, phase, node and the terminated containers' reasons of one pod."""
+    metadata = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    containers = []
+    for container in status.get("containerStatuses") or []:
+        terminated = (container.get("state") or {}).get("terminated")
+        if terminated:
+            containers.append({"name": container.get("name"), "exit_code": terminated.get("exitCode"),
+                               "reason": terminated.get("reason"), "message": terminated.get("message"),
+                               "finished_at": terminated.get("finishedAt")})
+    summary = {"name": metadata.get("name"), "role": (metadata.get("labels") or {}).get(role_label, ""),
+               "phase": status.get("phase"), "node": spec.get("nodeName"), "reason": status.get("reason"),
+               "message": status.get("message")}
+    if containers:
+        summary["terminated_containers"] = containers
+    for condition in status.get("conditions") or []:
+        # The scheduler's own words on why the pod has no node, e.g. "Insufficient nvidia.com/gpu".
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            summary["unschedulable"] = condition.get("message") or condition.get("reason")
+    return summary
+
+
+class Observation(object):
+    """One look at a job: the job object (None once gone), its pods, and, while it has no condition
+    yet, the operator's warning events about it; `at` is when the look was taken."""
+
+    __slots__ = ("job", "pods", "warnings", "at")
+
+    def __init__(self, job, pods=(), warnings=(), at=None):
+        self.job = job
+        self.pods = list(pods)
+        self.warnings = list(warnings)
+        self.at = at
+
+    @property
+    def status(self):
+        return job_status(self.job)
+
+
+def _succeeded(observation):
+    return observation.job is not None and observation.status["phase"] == "Succeeded"
+
+
+def _running(observation):
+    return observation.job is not None and observation.status["phase"] in ("Running", "Succeeded")
+
+
+# What a module's `wait_for` may name: the success predicate of each. The failure predicate is the job kind's.
+WAIT_PREDICATES = {
+    "Succeeded": _succeeded,
+    "Running": _running,
+}
