@@ -2,12 +2,15 @@
 
 Each case runs the role in check mode on localhost (so nothing could change even if the check were
 missing) and requires the play to stop at the argument validation or the role's own checks, with
-no task reporting a change, and a message naming the variable and what was expected.
+no task reporting a change, and a message naming the variable and what was expected. All cases run as
+hosts of one ansible-playbook run (gpuops_testlib.role_cases); each fails on its own.
 """
+
+import re
 
 import pytest
 
-from role_runner import run_role
+from gpuops_testlib.role_cases import RoleCase, render
 
 ARGSPEC_TASK = "Validating arguments against arg spec 'main'"
 
@@ -46,10 +49,24 @@ def case_id(case):
     return role + ":" + name + "=" + str(role_vars[name])[:20]
 
 
-@pytest.mark.parametrize("role, role_vars, stopping_task, words", CASES, ids=[case_id(case) for case in CASES])
-def test_bad_input_fails_before_any_change(tmp_path, role, role_vars, stopping_task, words):
+def host_name(case_name):
+    return "bad_" + re.sub(r"[^A-Za-z0-9]+", "_", case_name)
+
+
+UNSUPPORTED_ROLES = ["hugepages", "nvidia_driver"]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
     # debian12 facts: 24105 MiB of memory, so 30 GiB of pages cannot fit.
-    result = run_role(tmp_path, role, "debian12", role_vars, check=True)
+    cases = [RoleCase(host_name(case_id(case)), case[0], "debian12", case[1]) for case in CASES]
+    cases += [RoleCase(host_name("sles15_" + role), role, "sles15") for role in UNSUPPORTED_ROLES]
+    return render(tmp_path_factory.mktemp("node_roles_bad_input"), cases, check=True)
+
+
+@pytest.mark.parametrize("role, role_vars, stopping_task, words", CASES, ids=[case_id(case) for case in CASES])
+def test_bad_input_fails_before_any_change(rendered, role, role_vars, stopping_task, words):
+    result = rendered[host_name(case_id((role, role_vars)))]
     assert result.rc != 0
     [(task, failure)] = result.failed()
     assert task == stopping_task or (stopping_task == ARGSPEC_TASK and task.startswith(ARGSPEC_TASK + ' - '))
@@ -59,9 +76,9 @@ def test_bad_input_fails_before_any_change(tmp_path, role, role_vars, stopping_t
     assert result.changed() == []
 
 
-@pytest.mark.parametrize("role", ["hugepages", "nvidia_driver"])
-def test_unsupported_platform_is_refused_by_name(tmp_path, role):
-    result = run_role(tmp_path, role, "sles15", {}, check=True)
+@pytest.mark.parametrize("role", UNSUPPORTED_ROLES)
+def test_unsupported_platform_is_refused_by_name(rendered, role):
+    result = rendered[host_name("sles15_" + role)]
     [(task, failure)] = result.failed()
     assert task == "Check that this platform is supported"
     assert "SLES 15.5" in failure["msg"] and "RHEL 7/8/9, Ubuntu 20.04/22.04/24.04, DGX OS and Debian 12" in failure["msg"]
