@@ -8,17 +8,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import InvalidInputError, KubernetesError
 
 
-class InvalidArgumentError(KubernetesError):
-    """Bad input, found before any API call. `problems` lists every one, each naming its argument."""
+class InvalidArgumentError(InvalidInputError):
+    """Bad module arguments for a job of `kind`; each problem names its argument."""
 
     def __init__(self, problems, kind="job"):
-        self.problems = list(problems)
-        super(InvalidArgumentError, self).__init__(
-            "invalid {0} arguments ({1} problem(s)): {2}".format(kind, len(self.problems), "; ".join(self.problems)),
-            problems=self.problems)
+        super(InvalidArgumentError, self).__init__(kind + " arguments", problems)
 
 
 class SpecConflictError(KubernetesError):

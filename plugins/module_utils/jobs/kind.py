@@ -8,25 +8,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 # Labels the Kubeflow operators (the MPI Operator v2 and the Training Operator) put on a job's pods.
 KUBEFLOW_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 KUBEFLOW_JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 
+_FIELDS = ("kind", "group", "version", "plural", "failure", "log_role", "name_label", "role_label")
 
-class JobKind(object):
-    """One kind of job: its API coordinates, how its pods are found, whose log tells the result,
-    and its failure predicate (observation -> why the job cannot succeed any more, or None)."""
 
-    def __init__(self, kind, group, version, plural, failure, log_role,
-                 name_label=KUBEFLOW_JOB_NAME_LABEL, role_label=KUBEFLOW_JOB_ROLE_LABEL):
-        self.kind = kind
-        self.group = group
-        self.version = version
-        self.plural = plural
-        self.failure = failure
-        self.log_role = log_role
-        self.name_label = name_label
-        self.role_label = role_label
+class JobKind(namedtuple("JobKind", _FIELDS, defaults=(KUBEFLOW_JOB_NAME_LABEL, KUBEFLOW_JOB_ROLE_LABEL))):
+    """One kind of job: its API coordinates, how its pods are found (name_label, role_label), whose
+    log tells the result (log_role), and its failure predicate (failure: observation -> why the job
+    cannot succeed any more, or None)."""
+
+    __slots__ = ()
 
     @property
     def api_version(self):
@@ -39,6 +35,3 @@ class JobKind(object):
 
     def pod_role(self, pod):
         return ((pod.get("metadata") or {}).get("labels") or {}).get(self.role_label, "")
-
-    def __repr__(self):
-        return "JobKind({0})".format(self.api_version + "/" + self.kind)

@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import time
+from collections import namedtuple
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import spec_differences, with_applied_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import (
@@ -34,22 +35,19 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
 
 
-class Settings(object):
-    """The module's options that steer the lifecycle (anything missing takes its default)."""
+_SETTINGS = ("check_mode", "force", "wait", "wait_for", "wait_timeout", "wait_sleep", "log_lines",
+             "simulated_log_configmap", "ticks_factory", "now")
 
-    def __init__(self, check_mode=False, force=False, wait=False, wait_for="Succeeded", wait_timeout=600,
-                 wait_sleep=1.0, log_lines=1000, simulated_log_configmap=None, ticks_factory=None, now=time.time):
-        self.check_mode = check_mode
-        self.force = force
-        self.wait = wait
-        self.wait_for = wait_for
-        self.wait_timeout = wait_timeout
-        self.wait_sleep = wait_sleep
-        self.log_lines = log_lines
-        self.simulated_log_configmap = simulated_log_configmap
-        # Tests hand in a fake clock: a callable returning the ticks of one wait.
-        self.ticks_factory = ticks_factory
-        self.now = now
+
+class Settings(namedtuple("Settings", _SETTINGS, defaults=(False, False, False, "Succeeded", 600, 1.0, 1000, None,
+                                                           None, time.time))):
+    """The module's options that steer the lifecycle (anything missing takes its default).
+
+    `ticks_factory` is for tests, which hand in a fake clock: a callable returning the ticks of one
+    wait. `now` gives the time an observation is stamped with.
+    """
+
+    __slots__ = ()
 
     def ticks(self):
         return self.ticks_factory() if self.ticks_factory else None

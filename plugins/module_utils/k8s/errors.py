@@ -30,6 +30,16 @@ class KubernetesError(Exception):
         self.details = details
 
 
+class InvalidInputError(KubernetesError):
+    """Bad input, found before any API call. `problems` lists every one, each naming where it is."""
+
+    def __init__(self, subject, problems):
+        self.problems = list(problems)
+        super(InvalidInputError, self).__init__(
+            "invalid {0} ({1} problem(s)): {2}".format(subject, len(self.problems), "; ".join(self.problems)),
+            problems=self.problems)
+
+
 class ApiError(KubernetesError):
     """An API call failed; `status` is the HTTP status, or None when no answer came back."""
 

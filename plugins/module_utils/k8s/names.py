@@ -42,6 +42,18 @@ def is_dns1035_label(name):
     return len(name) <= DNS1035_LABEL_MAX_LENGTH and bool(DNS1035_LABEL_RE.match(name))
 
 
+def _name_syntax_problems(text, lead, max_length, length_lead=None):
+    """The length and character rules shared by the name part of a qualified name and a label value."""
+    problems = []
+    if len(text) > max_length:
+        problems.append("{0}be no more than {1} characters".format(
+            length_lead if length_lead is not None else lead, max_length))
+    if not QUALIFIED_NAME_RE.match(text):
+        problems.append("{0}consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                        "alphanumeric character".format(lead))
+    return problems
+
+
 def qualified_name_problems(name):
     """Problems with a label key, taint key or resource name, as the API server would word them; [] when valid."""
     if not isinstance(name, str):
@@ -65,11 +77,7 @@ def qualified_name_problems(name):
     if not local:
         problems.append("name part must be non-empty")
     else:
-        if len(local) > QUALIFIED_NAME_MAX_LENGTH:
-            problems.append("name part must be no more than {0} characters".format(QUALIFIED_NAME_MAX_LENGTH))
-        if not QUALIFIED_NAME_RE.match(local):
-            problems.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                            "start and end with an alphanumeric character")
+        problems.extend(_name_syntax_problems(local, "name part must ", QUALIFIED_NAME_MAX_LENGTH))
     return problems
 
 
@@ -79,10 +87,4 @@ def label_value_problems(value):
         return ["must be a string, got {0}".format(type(value).__name__)]
     if value == "":
         return []
-    problems = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        problems.append("must be no more than {0} characters".format(LABEL_VALUE_MAX_LENGTH))
-    if not QUALIFIED_NAME_RE.match(value):
-        problems.append("must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                        "and must start and end with an alphanumeric character")
-    return problems
+    return _name_syntax_problems(value, "must be an empty string or ", LABEL_VALUE_MAX_LENGTH, "must ")

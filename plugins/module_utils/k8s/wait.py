@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import time
+from collections import namedtuple
 
 SUCCEEDED = "succeeded"
 FAILED = "failed"
@@ -39,18 +40,12 @@ def clock(timeout, interval, monotonic=time.monotonic, sleep=time.sleep):
         yield monotonic() - started
 
 
-class WaitResult(object):
+class WaitResult(namedtuple("WaitResult", ("outcome", "observation", "elapsed", "reason", "looks"),
+                            defaults=(None, 0))):
     """How a wait ended: `outcome` (SUCCEEDED, FAILED, TIMED_OUT), the last observation, the
-    seconds it took and, for FAILED, the failure predicate's reason."""
+    seconds it took, for FAILED the failure predicate's reason, and how many looks it took."""
 
-    __slots__ = ("outcome", "observation", "elapsed", "reason", "looks")
-
-    def __init__(self, outcome, observation, elapsed, reason=None, looks=0):
-        self.outcome = outcome
-        self.observation = observation
-        self.elapsed = elapsed
-        self.reason = reason
-        self.looks = looks
+    __slots__ = ()
 
     @property
     def succeeded(self):

@@ -8,19 +8,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import InvalidInputError, KubernetesError
 
 
 class NodeLabelsError(KubernetesError):
     """Base of the errors the planner reports; the message is meant for a person."""
 
 
-class InvalidSpecError(NodeLabelsError):
+class InvalidSpecError(InvalidInputError):
+    """Bad labels, taints or node entries; each problem names where it is in the input."""
+
     def __init__(self, problems):
-        self.problems = list(problems)
-        super(InvalidSpecError, self).__init__(
-            "invalid node label/taint specification ({0} problem(s)): {1}".format(
-                len(self.problems), "; ".join(self.problems)), problems=self.problems)
+        super(InvalidSpecError, self).__init__("node label/taint specification", problems)
 
 
 class UnknownNodesError(NodeLabelsError):
