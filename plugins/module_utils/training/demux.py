@@ -42,34 +42,31 @@ class LogLine(object):
         return "LogLine(%r, %r, %r)" % (self.rank, self.stream, self.text)
 
 
-def logical_lines(physical_lines):
-    """Yield (line number, rank, stream, text, partial) for every logical line of the physical lines
-    given (an open file, or any iterable of strings that end in a newline but perhaps the last).
+class Demultiplexer(object):
+    """Feed physical lines in order; get back the logical lines each one completes, as tuples
+    (line number, rank, stream, text, partial): a long run's log has millions of lines. The line number
+    is that of the physical line where the logical one ended."""
 
-    Tuples rather than objects: a long run's log has millions of lines. The line number is that of the
-    physical line where the logical one ended; a piece still waiting for its newline when the log ends is
-    yielded last with partial True.
-    """
-    pending = {}
-    number = 0
-    for number, physical in enumerate(physical_lines, 1):
+    def __init__(self):
+        # Pieces still waiting for their newline, by (rank, stream), in the order they started.
+        self.pending = {}
+        self.last_number = 0
+
+    def feed(self, number, physical):
+        self.last_number = number
         ended = physical.endswith("\n")
         if ended:
             physical = physical[:-1]
-        if "]<" not in physical:
-            # After a newline, text up to the next tag was printed by the launcher (or a shell).
-            if physical.strip():
-                yield number, None, None, physical, False
-            continue
-        tags = list(_TAG.finditer(physical))
+        tags = list(_TAG.finditer(physical)) if "]<" in physical else None
         if not tags:
-            if physical.strip():
-                yield number, None, None, physical, False
-            continue
+            # After a newline, text up to the next tag was printed by the launcher (or a shell).
+            return [(number, None, None, physical, False)] if physical.strip() else []
+        lines = []
         head = physical[:tags[0].start()]
         if head.strip():
-            yield number, None, None, head, False
+            lines.append((number, None, None, head, False))
         last = len(tags) - 1
+        pending = self.pending
         for index, tag in enumerate(tags):
             owner = (int(tag.group(1)), tag.group(2))
             end = tags[index + 1].start() if index < last else len(physical)
@@ -77,10 +74,26 @@ def logical_lines(physical_lines):
             if index < last or not ended:
                 pending[owner] = pending.pop(owner, "") + piece
             else:
-                yield number, owner[0], owner[1], pending.pop(owner, "") + piece, False
-    for owner, piece in pending.items():
-        if piece.strip():
-            yield number, owner[0], owner[1], piece, True
+                lines.append((number, owner[0], owner[1], pending.pop(owner, "") + piece, False))
+        return lines
+
+    def finish(self):
+        """The pieces still waiting for their newline when the log ends, as partial lines."""
+        lines = [(self.last_number, owner[0], owner[1], piece, True) for owner, piece in self.pending.items()
+                 if piece.strip()]
+        self.pending = {}
+        return lines
+
+
+def logical_lines(physical_lines):
+    """Every logical line of the physical lines given (an iterable of strings that end in a newline
+    but perhaps the last), as Demultiplexer tuples."""
+    demultiplexer = Demultiplexer()
+    for number, physical in enumerate(physical_lines, 1):
+        for line in demultiplexer.feed(number, physical):
+            yield line
+    for line in demultiplexer.finish():
+        yield line
 
 
 def demultiplex(text):

@@ -13,17 +13,26 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import io
+import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import formats
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.demux import logical_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.demux import Demultiplexer
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError, quote_line
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.log import Series, TrainingLog
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.nccl import append_unique, parse_nccl_line
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.source import binary_error, decode_error
 
 # No device delivers this many images per second: a figure above it is a unit or timer bug.
 MAX_IMG_PER_SEC_PER_DEVICE = 1e7
 _HOROVOD_PREFIXES = ("Iter #", "Img/sec", "Total img/sec on", "Number of", "Running")
 _LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
+# The bulk of a long run's log: one rank's iteration line, alone on its physical line under its
+# mpirun tag. Read whole by one expression; anything else (a sign, nan, a second tag, a line split
+# across tags) takes the general path, which refuses or joins it.
+_FAST_RANK_ITER = re.compile(
+    r"\[(?:\d+,)?(\d+)\]<stdout>:Rank (\d+)(?: on ([^\s:\[\x00]+))?:\s+Iter #(\d+):\s+(\d+(?:\.\d+)?) "
+    r"img/sec per (GPU|CPU)[ \t]*\n?\Z"
+)
 
 
 class _Line(object):
@@ -67,32 +76,75 @@ def parse(text, name="content"):
 def parse_lines(physical_lines, name="content"):
     """Read the physical lines once into a TrainingLog (which may hold no throughput at all)."""
     log = TrainingLog(name)
-    tagged = log.tagged_ranks
-    for number, rank, _stream, text, partial in logical_lines(physical_lines):
-        log.line_count += 1
-        if rank is not None:
-            if not tagged:
-                log.add_source("tagged_output")
-            tagged.add(rank)
-        if partial:
-            log.partial_lines.append({"rank": rank, "text": text.strip()})
-        body = text.rstrip()
-        stripped = body.lstrip()
-        if not stripped:
-            continue
-        line = _Line(log, number, stripped)
-        if stripped.startswith("Rank ") and _parse_rank_line(log, stripped, line):
-            continue
-        if "NCCL" in stripped and parse_nccl_line(log, stripped, body):
-            continue
-        if stripped.startswith(_HOROVOD_PREFIXES) and _parse_horovod_line(log, stripped, line):
-            continue
-        if _parse_tf_cnn_line(log, body, rank, line) or _parse_wrapper_total(log, stripped, line):
-            continue
-        if _parse_header_line(log, stripped):
-            continue
-        _parse_other_line(log, stripped, line)
+    demultiplexer = Demultiplexer()
+    fast = _FAST_RANK_ITER.match
+    number = 0
+    try:
+        for number, physical in enumerate(physical_lines, 1):
+            if not demultiplexer.pending:
+                match = fast(physical)
+                if match and _add_iteration(log, match):
+                    continue
+            if "\x00" in physical:
+                raise binary_error(name, number)
+            for logical in demultiplexer.feed(number, physical):
+                _read_line(log, logical)
+    except UnicodeDecodeError as error:
+        raise decode_error(name, number, error)
+    demultiplexer.last_number = number
+    for logical in demultiplexer.finish():
+        _read_line(log, logical)
     return log
+
+
+def _add_iteration(log, match):
+    """A line of _FAST_RANK_ITER. Returns False for a figure beyond any device, for the general path
+    to refuse by line."""
+    tag, rank, host, iteration, figure, device = match.groups()
+    value = float(figure)
+    if value > MAX_IMG_PER_SEC_PER_DEVICE:
+        return False
+    log.line_count += 1
+    if not log.tagged_ranks:
+        log.add_source("tagged_output")
+    log.tagged_ranks.add(int(tag))
+    rank = int(rank)
+    series = log.rank_iterations.get(rank)
+    if series is None:
+        series = log.rank_iterations[rank] = Series()
+        log.set_device(device)
+        log.add_source("per_rank")
+    if host:
+        log.rank_hosts[rank] = host
+    series.add(int(iteration), value)
+    return True
+
+
+def _read_line(log, logical):
+    number, rank, _stream, text, partial = logical
+    log.line_count += 1
+    if rank is not None:
+        if not log.tagged_ranks:
+            log.add_source("tagged_output")
+        log.tagged_ranks.add(rank)
+    if partial:
+        log.partial_lines.append({"rank": rank, "text": text.strip()})
+    body = text.rstrip()
+    stripped = body.lstrip()
+    if not stripped:
+        return
+    line = _Line(log, number, stripped)
+    if stripped.startswith("Rank ") and _parse_rank_line(log, stripped, line):
+        return
+    if "NCCL" in stripped and parse_nccl_line(log, stripped, body):
+        return
+    if stripped.startswith(_HOROVOD_PREFIXES) and _parse_horovod_line(log, stripped, line):
+        return
+    if _parse_tf_cnn_line(log, body, rank, line) or _parse_wrapper_total(log, stripped, line):
+        return
+    if _parse_header_line(log, stripped):
+        return
+    _parse_other_line(log, stripped, line)
 
 
 def _parse_rank_line(log, text, line):

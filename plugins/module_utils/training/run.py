@@ -19,7 +19,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_fil
     report_json,
     write_file,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.source import checked_lines, log_name, open_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.source import log_name, open_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import build_report
 
@@ -29,7 +29,7 @@ def judge(options):
     name = log_name(options)
     stream = open_log(options)
     try:
-        log = parse_lines(checked_lines(stream, name), name)
+        log = parse_lines(stream, name)
     finally:
         stream.close()
     report = build_report(log, options)

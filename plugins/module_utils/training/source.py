@@ -20,7 +20,7 @@ def log_name(options):
 
 
 def open_log(options):
-    """A text stream of the log with universal newlines, decoded as strict UTF-8 (see checked_lines)."""
+    """A text stream of the log with universal newlines, decoded as strict UTF-8 (see decode_error)."""
     if options.get("content") is not None:
         return io.StringIO(options["content"], newline=None)
     path = options.get("src")
@@ -36,18 +36,11 @@ def open_log(options):
         raise TrainingReportError("src: cannot read %s: %s" % (path, error))
 
 
-def checked_lines(stream, name):
-    """The stream's lines, refusing a binary file (a NUL byte) or one that is not UTF-8 with an error
-    that names the file and the line, rather than judging garbage."""
-    number = 0
-    try:
-        for number, line in enumerate(stream, 1):
-            if "\x00" in line:
-                raise TrainingReportError("%s: line %d holds a NUL byte: this is a binary file, not a training log"
-                                          % (name, number))
-            yield line
-    except UnicodeDecodeError as error:
-        raise TrainingReportError("%s is not UTF-8 text (a binary or compressed file?): after line %d, %s"
-                                  % (name, number, error))
-    except (IOError, OSError) as error:
-        raise TrainingReportError("%s: cannot read after line %d: %s" % (name, number, error))
+def binary_error(name, number):
+    """A NUL byte: a binary file, refused rather than judged as garbage."""
+    return TrainingReportError("%s: line %d holds a NUL byte: this is a binary file, not a training log" % (name, number))
+
+
+def decode_error(name, number, error):
+    """Strict UTF-8 decoding failed somewhere after line number (the decoder reads ahead)."""
+    return TrainingReportError("%s is not UTF-8 text (a binary or compressed file?): after line %d, %s" % (name, number, error))
