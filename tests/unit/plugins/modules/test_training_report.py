@@ -132,3 +132,28 @@ def test_chart_without_matplotlib_fails_with_the_usual_missing_library_message(t
     assert code == 1
     assert "Failed to import the required Python library (matplotlib)" in result["msg"]
     assert not os.path.exists(chart_path)
+
+
+def test_the_summary_is_returned_and_written_and_the_series_only_written(tmp_path, capsys):
+    report_path = str(tmp_path / "verdict.json")
+    code, result = run_module({"src": IB_LOG, "report_path": report_path, "launched_by": "an MPIJob (default/bench)",
+                               "cpu_transport": "Gloo over TCP"}, capsys)
+    assert code == 0
+    assert result["summary"][0] == "verdict:     PASSED (an MPIJob (default/bench))"
+    assert result["summary"][-1] == "report:      %s" % report_path
+    assert "iterations" not in result
+    assert [item["iterations"] for item in result["per_rank"]] == [10] * 16
+    with open(report_path) as handle:
+        written = json.load(handle)
+    assert written["summary"] == result["summary"]
+    assert [len(item["img_per_sec"]) for item in written["iterations"]] == [10] * 16
+    assert written["iterations"][0]["iteration"] == list(range(10))
+
+
+def test_a_nan_figure_fails_the_task_naming_the_file_line(tmp_path, capsys):
+    log = tmp_path / "bench.log"
+    log.write_text("Rank 0: Iter #0: 10.0 img/sec per GPU\nRank 0: Iter #1: nan img/sec per GPU\n")
+    code, result = run_module({"src": str(log)}, capsys)
+    assert code == 1
+    assert result["msg"] == ("line 2 of %s: the figure nan is not a number of images per second: "
+                             "'Rank 0: Iter #1: nan img/sec per GPU'" % log)
