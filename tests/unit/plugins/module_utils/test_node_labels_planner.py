@@ -11,10 +11,9 @@ import time
 import pytest
 
 from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError, ConflictError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ConflictError
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.apply import apply_changes, reconcile
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.errors import ApplyError, InvalidSpecError, UnknownNodesError
-from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.kubernetes_api import KubernetesNodeApi
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.planner import plan
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.spec import NodeSpec, normalize_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import label_value_problems, qualified_name_problems
@@ -335,53 +334,3 @@ def test_conflicts_that_never_end_fail_the_node():
     with pytest.raises(ApplyError, match="a: conflict"):
         apply_changes(api, changes, desired, "present")
     assert len(api.patches()) == 4
-
-
-# ------------------------------------------------------------------------------ the client adapter
-
-
-class RecordingApiClient(object):
-    def __init__(self, answer=None, error=None):
-        self.answer = answer
-        self.error = error
-        self.calls = []
-
-    def call_api(self, path, method, **kwargs):
-        self.calls.append((path, method, kwargs))
-        if self.error is not None:
-            raise self.error
-        return self.answer
-
-
-def api_exception(status, reason, message):
-    from kubernetes.client.exceptions import ApiException
-
-    error = ApiException(status=status, reason=reason)
-    error.body = '{"kind": "Status", "message": "%s"}' % message
-    return error
-
-
-def test_patch_is_sent_as_json_merge_patch():
-    client = RecordingApiClient(answer={"metadata": {"name": "a"}})
-    KubernetesNodeApi(client, request_timeout=7).patch_node("a", {"metadata": {"labels": {"x": None}}})
-    ((path, method, kwargs),) = client.calls
-    assert (path, method) == ("/api/v1/nodes/{name}", "PATCH")
-    assert kwargs["path_params"] == {"name": "a"}
-    assert kwargs["header_params"]["Content-Type"] == "application/merge-patch+json"
-    assert kwargs["body"] == {"metadata": {"labels": {"x": None}}}
-    assert kwargs["_request_timeout"] == 7
-    assert kwargs["auth_settings"] == ["BearerToken"]
-
-
-def test_list_returns_the_items_as_dicts():
-    client = RecordingApiClient(answer={"kind": "NodeList", "items": [{"metadata": {"name": "a"}}]})
-    assert KubernetesNodeApi(client).list_nodes() == [{"metadata": {"name": "a"}}]
-    assert client.calls[0][:2] == ("/api/v1/nodes", "GET")
-
-
-def test_conflict_and_other_http_errors_are_translated():
-    with pytest.raises(ConflictError):
-        KubernetesNodeApi(RecordingApiClient(error=api_exception(409, "Conflict", "changed"))).patch_node("a", {})
-    with pytest.raises(ApiError) as caught:
-        KubernetesNodeApi(RecordingApiClient(error=api_exception(403, "Forbidden", "nodes is forbidden"))).list_nodes()
-    assert str(caught.value) == "listing nodes: HTTP 403 Forbidden: nodes is forbidden"

@@ -132,3 +132,15 @@ def test_absent_needs_a_name_and_deletes():
     outcome = run(dict(name="bench", namespace="ml", state="absent"), api)
     assert (outcome.result["changed"], outcome.result["method"]) == (True, "deleted")
     assert api.writes[-1] == ("delete", "ml", "bench")
+
+
+def test_request_timeout_below_one_second_is_refused_before_any_api_client_is_built():
+    outcome = run(dict(ARGS, request_timeout=0), api=None)
+    assert outcome.failed
+    assert outcome.result["problems"] == ["request_timeout must be at least 1 second, got 0"]
+    assert outcome.result["msg"] == "invalid MPIJob arguments (1 problem(s)): request_timeout must be at least 1 second, got 0"
+
+
+def test_api_key_is_not_logged_and_the_connection_options_are_the_shared_ones():
+    assert mpijob.argument_spec()["api_key"]["no_log"] is True
+    assert mpijob.argument_spec()["request_timeout"] == {"type": "int", "default": 60}

@@ -153,3 +153,9 @@ def test_cluster_errors_become_a_failure_message():
 def test_api_key_is_not_logged():
     assert node_labels.argument_spec()["api_key"]["no_log"] is True
     assert node_labels.argument_spec()["password"]["no_log"] is True
+
+
+def test_request_timeout_below_one_second_is_refused_before_any_api_call():
+    outcome = run(dict(ARGS, request_timeout=0), None)
+    assert outcome.failed is True
+    assert outcome.result["msg"] == "request_timeout must be at least 1 second, got 0"
