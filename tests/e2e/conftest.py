@@ -5,18 +5,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
 
-from main_job import LAB_DOWN, RUN_DIR, Run, lab_containers, lab_network_exists, lab_processes, lab_sh
+from gpuops_testlib.lab_leftovers import what_is_left
+from main_job import LAB_DOWN, RUN_DIR, Run, lab_containers, lab_network_exists, lab_sh
 
 
 @pytest.fixture(scope="module", autouse=True)
 def lab_taken_down_at_the_end():
     yield
-    if lab_containers() or lab_network_exists() or lab_processes() or os.path.exists(RUN_DIR):
+    if lab_containers() or lab_network_exists() or what_is_left(RUN_DIR):
         down = Run(["bash", LAB_DOWN], timeout=900)
         sys.stderr.write("lab left up by a failed test, taken down: rc=%s\n%s\n" % (down.rc, down.output[-2000:]))
 

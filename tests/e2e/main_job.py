@@ -5,14 +5,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, program, run
+from gpuops_testlib.lab_control_plane import build_binaries
+# listening_ports: the e2e tests take it from here with the lab's other probes.
+from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # noqa: F401  pylint: disable=unused-import
+
 LAB_DIR = os.path.join(CACHE_ROOT, "lab")
 RUN_DIR = os.path.join(LAB_DIR, "control-plane")
 TRAINING_DIR = os.path.join(LAB_DIR, "training")
@@ -31,32 +32,22 @@ LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}
 
 def venv_bin(name):
     """A program of the virtualenv running the tests (ansible-playbook, ansible-inventory)."""
-    return os.path.join(os.path.dirname(sys.executable), name)
+    return program(name)
 
 
 def command_env(**extra):
     """The environment of every command: the repository's ansible.cfg, no caller's kubeconfig."""
-    env = dict(os.environ)
-    for name in list(env):
-        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
-            del env[name]
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    env.update(extra)
-    return env
+    return ansible_env(json_output=False, **extra)
 
 
-class Run:
+class Run(AnsibleRun):
     """One command run to its end: return code, merged output, seconds."""
 
     def __init__(self, argv, timeout, **env):
-        started = time.monotonic()
-        self.process = subprocess.run(argv, cwd=REPO_ROOT, env=command_env(**env), stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, check=False, timeout=timeout)
-        self.seconds = time.monotonic() - started
-        self.output = self.process.stdout
-        self.rc = self.process.returncode
+        done = run(argv, command_env(**env), timeout, merge_output=True)
+        super().__init__(argv, done.rc, done.stdout, done.stderr, done.seconds)
 
-    def explain(self):
+    def explain(self, host=None):
         """Return code, time and the output's tail, for assertion messages."""
         return "rc=%s after %.0f s\n%s" % (self.rc, self.seconds, self.output[-6000:])
 
@@ -87,29 +78,8 @@ def summary_blocks(output):
 
 
 def lab_processes():
-    """pid -> command line of every process whose command line names the lab's run directory."""
-    found = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if RUN_DIR + "/" in cmdline and int(pid) != os.getpid():
-            found[int(pid)] = cmdline
-    return found
-
-
-def listening_ports(pids=None):
-    """Ports in LISTEN state, of the given pids only when given."""
-    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
-    ports = set()
-    for line in out.splitlines():
-        fields = line.split()
-        if pids is not None and not any("pid=%d," % pid in line for pid in pids):
-            continue
-        ports.add(int(fields[3].rsplit(":", 1)[1]))
-    return ports
+    """{pid: program} of every process naming the lab's run directory."""
+    return processes_of_run(RUN_DIR)
 
 
 def lab_containers():
@@ -126,6 +96,4 @@ def lab_network_exists():
 
 def kubectl():
     """The kubectl the lab built, from tools/build_kube_binaries.sh."""
-    out = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh"), "--json"],
-                         capture_output=True, text=True, check=True).stdout
-    return os.path.join(json.loads(out)["bin_dir"], "kubectl")
+    return os.path.join(build_binaries()[0], "kubectl")

@@ -84,6 +84,11 @@ def playbook_command(playbook, inventory="localhost,", extra_vars=None, options=
     return argv + [str(option) for option in options]
 
 
+def mode_options(check=False, diff=False, tags=None):
+    """The ansible-playbook options for check mode, diffs and tags."""
+    return (["--check"] if check else []) + (["--diff"] if diff else []) + (["--tags", tags] if tags else [])
+
+
 def short_name(task_name):
     """A task's own name, without the "role : " prefix Ansible adds to a role's tasks."""
     return task_name.split(" : ", 1)[-1]
@@ -118,7 +123,7 @@ class AnsibleRun:
                     " ".join(self.argv[:4]), self.rc, self.stdout[-3000:], self.stderr[-3000:]))
         return self._document
 
-    def stats(self, host="localhost"):
+    def host_stats(self, host="localhost"):
         return self.document.get("stats", {}).get(host, {})
 
     def tasks(self, host=None):

@@ -107,7 +107,7 @@ class CaseResult:
 
     @property
     def stats(self):
-        return self.run.stats(self.host)
+        return self.run.host_stats(self.host)
 
     @property
     def rc(self):

@@ -12,7 +12,6 @@ run with what is missing; nothing is skipped.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -23,13 +22,10 @@ import uuid
 
 import pytest
 
-from lab_harness import Leftovers, listening_ports, processes_using
+from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env
+from gpuops_testlib.lab_control_plane import LAB_INVENTORY, LabError, build_binaries, component_logs, lab_playbook, tail
+from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run, what_is_left
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
-BUILD_SCRIPT = os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh")
-LAB_PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "lab.yml")
-LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
 CLUSTER_NAME = "gpuops-test"
 
 try:
@@ -59,58 +55,6 @@ class Lab:
                               capture_output=True, text=True, check=check, timeout=60)
 
 
-def _ansible_env(tmp_root):
-    """Environment for ansible-playbook: this checkout as gpuops.cluster, the bundled collections as usual."""
-    collections = os.path.join(tmp_root, "collections")
-    link_parent = os.path.join(collections, "ansible_collections", "gpuops")
-    os.makedirs(link_parent, exist_ok=True)
-    link = os.path.join(link_parent, "cluster")
-    if not os.path.islink(link):
-        os.symlink(REPO_ROOT, link)
-    env = dict(os.environ)
-    env["ANSIBLE_CONFIG"] = os.path.join(REPO_ROOT, "ansible.cfg")
-    env["ANSIBLE_COLLECTIONS_PATH"] = collections
-    env["ANSIBLE_NOCOLOR"] = "1"
-    env.pop("KUBECONFIG", None)
-    return env
-
-
-def _ansible_playbook():
-    candidate = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    if os.access(candidate, os.X_OK):
-        return candidate
-    found = shutil.which("ansible-playbook")
-    if not found:
-        pytest.fail("ansible-playbook is not installed next to this Python or on PATH: run tools/bootstrap.sh "
-                    "(it installs requirements.txt into .venv) and run pytest from .venv", pytrace=False)
-    return found
-
-
-def run_lab_playbook(state, run_dir, env, extra=None):
-    """Run playbooks/lab.yml; return the completed process (output kept for the failure message)."""
-    extra_vars = {"lab_state": state, "lab_control_plane_run_dir": run_dir, "lab_control_plane_cluster_name": CLUSTER_NAME,
-                  "lab_control_plane_build": False}
-    extra_vars.update(extra or {})
-    cmd = [_ansible_playbook(), "-i", LAB_INVENTORY, LAB_PLAYBOOK, "-e", json.dumps(extra_vars)]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
-
-
-def _tail(text, lines=60):
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def _logs(run_dir):
-    """Last lines of every component log, for failure messages."""
-    out = []
-    for root, _dirs, files in os.walk(run_dir):
-        for name in sorted(files):
-            if name.endswith(".log"):
-                path = os.path.join(root, name)
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    out.append("--- %s\n%s" % (path, _tail(handle.read(), 15)))
-    return "\n".join(out)
-
-
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """Build if needed, start the lab control plane once, stop it at the end and check nothing is left."""
@@ -119,47 +63,35 @@ def lab(tmp_path_factory):
     if not os.path.isdir(LAB_INVENTORY):
         pytest.fail("the lab inventory %s is missing" % LAB_INVENTORY, pytrace=False)
 
-    # Build step, streamed to the terminal (a no-op when the cache is complete).
-    build = subprocess.run([BUILD_SCRIPT], cwd=REPO_ROOT, capture_output=True, text=True, check=False)
-    sys.stderr.write(build.stderr)
-    if build.returncode != 0:
-        pytest.fail("building the control plane binaries failed (tools/build_kube_binaries.sh):\n%s"
-                    % _tail(build.stderr), pytrace=False)
-    bin_dir = build.stdout.strip().splitlines()[-1]
+    # Build step, its progress streamed to the terminal (a no-op when the cache is complete).
+    try:
+        bin_dir, progress = build_binaries()
+    except LabError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    sys.stderr.write(progress)
 
     run_dir = os.path.join(CACHE_ROOT, "lab", "pytest-%s" % uuid.uuid4().hex[:8])
-    env = _ansible_env(str(tmp_path_factory.mktemp("ansible")))
+    env = ansible_env(str(tmp_path_factory.mktemp("ansible")), json_output=False)
 
-    started = time.monotonic()
-    up = run_lab_playbook("present", run_dir, env)
-    up_seconds = time.monotonic() - started
-    # Every process of this lab names its run directory (data dir, kubeconfig, pki); other labs on the
-    # machine (a developer's, another test run) use the same binaries but other run directories.
-    ours = processes_using(bin_dir, run_dir, only_run_dir=True)
+    up = lab_playbook("present", run_dir, CLUSTER_NAME, env)
+    ours = processes_of_run(run_dir)
     ports = listening_ports(ours)
     try:
-        if up.returncode != 0:
+        if up.rc != 0:
             pytest.fail("the lab control plane did not come up (playbooks/lab.yml):\n%s\n%s"
-                        % (_tail(up.stdout), _logs(run_dir)), pytrace=False)
+                        % (tail(up.stdout), component_logs(run_dir)), pytrace=False)
         sys.stderr.write("lab control plane up in %.1f s: %s, listening on %s\n"
-                         % (up_seconds, sorted(info["exe"] for info in ours.values()), sorted(ports)))
+                         % (up.seconds, sorted(ours.values()), sorted(ports)))
         yield Lab(run_dir, os.path.join(run_dir, "kubeconfig"), bin_dir)
     finally:
-        logs = _logs(run_dir)
-        down = run_lab_playbook("absent", run_dir, env)
-        left = Leftovers(bin_dir, run_dir, ports)
-        stray = left.processes()
-        open_ports = left.ports()
+        logs = component_logs(run_dir)
+        down = lab_playbook("absent", run_dir, CLUSTER_NAME, env)
+        left = what_is_left(run_dir, ports)
         left.kill()
-        problems = []
-        if down.returncode != 0:
-            problems.append("playbooks/lab.yml -e lab_state=absent failed:\n%s" % _tail(down.stdout))
-        if stray:
-            problems.append("processes left after the lab went down (now killed): %s" % stray)
-        if open_ports:
-            problems.append("ports still listening after the lab went down: %s" % sorted(open_ports))
-        if os.path.exists(run_dir):
-            problems.append("run directory left behind: %s" % run_dir)
+        problems = left.problems()
+        if down.rc != 0:
+            problems.insert(0, "playbooks/lab.yml -e lab_state=absent failed:\n%s" % tail(down.stdout))
+        if left.run_dir_exists:
             shutil.rmtree(run_dir, ignore_errors=True)
         if problems:
             pytest.fail("\n".join(problems) + "\n" + logs, pytrace=False)

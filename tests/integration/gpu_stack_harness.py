@@ -11,22 +11,23 @@ or from a seeded fact cache).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 import yaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, mode_options, write_play
+from gpuops_testlib.ansible_run import ansible_env as testlib_env
+from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+from gpuops_testlib.waiting import wait_for  # noqa: F401  pylint: disable=unused-import  (the GPU stack tests take it from here)
+
 PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "gpu_stack.yml")
 DATA_DIR = os.path.join(REPO_ROOT, "tests", "integration", "data")
 CHART_DIR = os.path.join(DATA_DIR, "charts", "gpu-operator-stub")
 HELM_BUILD = os.path.join(REPO_ROOT, "tools", "build_helm.sh")
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
 MPI_OPERATOR_VERSION = "v0.8.0"
 GPU_PRODUCT = "NVIDIA H100 80GB HBM3"
 GPU_PRODUCT_LABEL = "NVIDIA-H100-80GB-HBM3"
@@ -35,63 +36,23 @@ FACT_CACHE_PREFIX = "facts_"
 
 def ansible_env(tmp_root, fact_cache=None):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
-    collections = os.path.join(tmp_root, "collections")
-    parent = os.path.join(collections, "ansible_collections", "gpuops")
-    os.makedirs(parent, exist_ok=True)
-    link = os.path.join(parent, "cluster")
-    if not os.path.islink(link):
-        os.symlink(REPO_ROOT, link)
-    env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=collections,
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-    if fact_cache:
-        # Filled by seed_facts (the cache's file format belongs to ansible-core).
-        env.update(ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
-                   ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
-    for name in list(env):
-        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
-            del env[name]
-    return env
+    if not fact_cache:
+        return testlib_env(tmp_root)
+    # Filled by seed_facts (the cache's file format belongs to ansible-core).
+    return testlib_env(tmp_root, ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
+                       ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
 
 
-class Run:
-    """One ansible-playbook run: return code, per-task results, recap."""
-
-    def __init__(self, process, argv):
-        self.process = process
-        self.argv = argv
-        try:
-            self.report = json.loads(process.stdout)
-        except ValueError:
-            pytest.fail("ansible-playbook did not print JSON (rc=%s): %s\n%s\n%s"
-                        % (process.returncode, " ".join(argv), process.stdout[-4000:], process.stderr[-4000:]),
-                        pytrace=False)
-        self.stats = self.report.get("stats", {})
-
-    @property
-    def rc(self):
-        return self.process.returncode
+class Run(AnsibleRun):
+    """One playbooks/gpu_stack.yml run, with the totals and diffs the GPU stack tests read."""
 
     @property
     def changed(self):
         """Changed task count over all hosts."""
-        return sum(host.get("changed", 0) for host in self.stats.values())
-
-    def tasks(self):
-        """(task name, host, result) for every task result, in order."""
-        for play in self.report.get("plays", []):
-            for task in play.get("tasks", []):
-                for host, result in task.get("hosts", {}).items():
-                    yield task["task"]["name"], host, result
-
-    def results(self, name_part):
-        return [result for name, _host, result in self.tasks() if name_part in name]
+        return sum(host.get("changed", 0) for host in self.document.get("stats", {}).values())
 
     def failures(self):
         return [(name, host, result) for name, host, result in self.tasks() if result.get("failed")]
-
-    def changed_tasks(self):
-        return [name for name, _host, result in self.tasks() if result.get("changed")]
 
     def diffs(self):
         """(task name, diff) for every diff shown: k8s diffs are dicts of before/after, fact_diff ones have the
@@ -105,25 +66,12 @@ class Run:
                     out.append((name, item))
         return out
 
-    def explain(self):
-        failed = self.failures()
-        return "rc=%s %s\nfailed: %s\nchanged: %s\nstderr: %s" % (
-            self.rc, " ".join(self.argv[2:]), json.dumps([(n, h, r.get("msg")) for n, h, r in failed])[:4000],
-            self.changed_tasks(), self.process.stderr[-2000:])
-
 
 def run_playbook(env, inventory, extra, check=False, diff=False, tags=None, timeout=900):
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK,
-            "-e", json.dumps(extra)]
-    if check:
-        argv.append("--check")
-    if diff:
-        argv.append("--diff")
-    if tags:
-        argv += ["--tags", tags]
-    process = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False,
-                             timeout=timeout)
-    return Run(process, argv)
+    done = testlib_run_playbook(PLAYBOOK, inventory, extra, mode_options(check, diff, tags), env=env, timeout=timeout)
+    run = Run(done.argv, done.rc, done.stdout, done.stderr, done.seconds)
+    assert run.document is not None
+    return run
 
 
 def seed_facts(env, tmp_root, facts_by_host):
@@ -131,15 +79,12 @@ def seed_facts(env, tmp_root, facts_by_host):
     tasks = [{"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
               "ansible.builtin.set_fact": dict(facts, cacheable=True)} for host, facts in facts_by_host.items()]
     inventory = os.path.join(tmp_root, "seed-inventory.yml")
-    playbook = os.path.join(tmp_root, "seed-facts.yml")
     with open(inventory, "w", encoding="utf-8") as handle:
         yaml.safe_dump({"all": {"hosts": dict((host, {}) for host in facts_by_host)}}, handle)
-    with open(playbook, "w", encoding="utf-8") as handle:
-        yaml.safe_dump([{"name": "Seed", "hosts": "localhost", "connection": "local", "gather_facts": False,
-                         "tasks": tasks}], handle)
-    done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
-                           playbook], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
-    if done.returncode != 0:
+    playbook = write_play(os.path.join(tmp_root, "seed-facts.yml"), {
+        "name": "Seed", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": tasks})
+    done = testlib_run_playbook(playbook, inventory, env=env, timeout=300)
+    if done.rc != 0:
         pytest.fail("seeding the fact cache failed:\n%s" % done.stdout[-3000:], pytrace=False)
 
 
@@ -167,17 +112,6 @@ def fake_node(name, labels=None):
             "spec": {},
             "status": {"capacity": capacity, "allocatable": capacity,
                        "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake"}}}
-
-
-def wait_for(predicate, timeout, what, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail("timed out after %s s waiting for %s" % (timeout, what), pytrace=False)
-        time.sleep(interval)
 
 
 def unique(prefix):

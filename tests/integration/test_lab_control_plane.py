@@ -14,20 +14,10 @@ import time
 import pytest
 from kubernetes import client as k8s_client
 
+from gpuops_testlib.waiting import wait_for
+
 GPU = "nvidia.com/gpu"
 MPIJOB_GROUP, MPIJOB_VERSION, MPIJOB_PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
-
-
-def wait_for(predicate, timeout, what, interval=0.25):
-    """Poll predicate() until it returns something truthy; fail with `what` (a callable or text) on timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail("timed out after %s s waiting for %s" % (timeout, what() if callable(what) else what))
-        time.sleep(interval)
 
 
 def gpu_pod(name, gpus, requests=None):

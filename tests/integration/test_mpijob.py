@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
 import pytest
-import yaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuops_testlib.ansible_run import REPO_ROOT, AnsibleRun, finish, mode_options, start_playbook, write_play
+from gpuops_testlib.ansible_run import ansible_env as testlib_env
+from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+
 RECORDED_LOG = os.path.join(REPO_ROOT, "tests", "unit", "fixtures", "training_logs", "horovod_gloo_cpu_2node.log")
 GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
@@ -32,45 +33,20 @@ FAILURE_REPORT_LIMIT_S = 10.0
 @pytest.fixture(scope="module")
 def ansible_env(tmp_path_factory):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
-    collections = tmp_path_factory.mktemp("collections")
-    parent = collections / "ansible_collections" / "gpuops"
-    parent.mkdir(parents=True)
-    (parent / "cluster").symlink_to(REPO_ROOT)
-    env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(collections),
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-    for name in list(env):
-        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
-            del env[name]
-    return env
+    return testlib_env(str(tmp_path_factory.mktemp("collections")))
 
 
-class Run:
-    """One ansible-playbook run: every task's result on localhost, and the play's stats."""
+class Run(AnsibleRun):
+    """One ansible-playbook run on localhost, explained task by task."""
 
-    def __init__(self, process, started, ended):
-        self.process = process
-        self.started = started
-        self.ended = ended
-        try:
-            report = json.loads(process.stdout)
-        except ValueError:
-            pytest.fail("ansible-playbook did not print JSON (rc=%s):\n%s\n%s"
-                        % (process.returncode, process.stdout[-3000:], process.stderr[-3000:]), pytrace=False)
-        self.tasks = [(task["task"]["name"], task["hosts"].get("localhost", {}))
-                      for play in report["plays"] for task in play["tasks"]]
-        self.stats = report["stats"]["localhost"]
+    @property
+    def stats(self):
+        return self.host_stats()
 
-    def result(self, name):
-        # Tasks of a role are named "<role> : <task>".
-        found = [result for task, result in self.tasks if task == name or task.endswith(" : " + name)]
-        assert found, "no task named %r in %s" % (name, [task for task, _result in self.tasks])
-        return found[-1]
-
-    def explain(self):
+    def explain(self, host="localhost"):
         keys = ("msg", "reason", "changed", "failed", "problems", "phase", "launcher_log_error")
         return json.dumps([(task, dict((k, v) for k, v in result.items() if k in keys))
-                           for task, result in self.tasks], indent=1)[-6000:]
+                           for task, _host, result in self.tasks(host)], indent=1)[-6000:]
 
 
 def write_playbook(directory, name, tasks, roles=None):
@@ -80,28 +56,16 @@ def write_playbook(directory, name, tasks, roles=None):
         play["roles"] = roles
     if tasks:
         play["tasks"] = tasks
-    path = os.path.join(str(directory), name + ".yml")
-    with open(path, "w", encoding="utf-8") as handle:
-        yaml.safe_dump([play], handle, sort_keys=False)
-    return path
+    return write_play(os.path.join(str(directory), name + ".yml"), play)
 
 
-def playbook_command(playbook, extra=None, check=False, diff=False):
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", playbook]
-    if extra:
-        cmd += ["-e", json.dumps(extra)]
-    if check:
-        cmd.append("--check")
-    if diff:
-        cmd.append("--diff")
-    return cmd
+def as_run(done):
+    return Run(done.argv, done.rc, done.stdout, done.stderr, done.seconds)
 
 
 def run_playbook(env, playbook, extra=None, check=False, diff=False, timeout=300):
-    started = time.time()
-    process = subprocess.run(playbook_command(playbook, extra, check, diff), cwd=REPO_ROOT, env=env,
-                             capture_output=True, text=True, check=False, timeout=timeout)
-    return Run(process, started, time.time())
+    return as_run(testlib_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env,
+                                       timeout=timeout))
 
 
 def mpijob_task(task_name, args):
@@ -318,8 +282,7 @@ def test_failed_worker_is_reported_within_10_seconds(lab, namespace, ansible_env
     name = "fail-" + kind
     playbook = write_playbook(tmp_path, "wait", [mpijob_task("wait", dict(
         kubeconfig=lab.kubeconfig, definition=held_launcher_job(namespace, name), wait=True, wait_timeout=300))])
-    waiting = subprocess.Popen(playbook_command(playbook), cwd=REPO_ROOT, env=ansible_env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    waiting = start_playbook(playbook, env=ansible_env)
     try:
         def ready():
             pods = lab.core.list_namespaced_pod(namespace, label_selector=JOB_NAME_LABEL + "=" + name).items
@@ -331,13 +294,12 @@ def test_failed_worker_is_reported_within_10_seconds(lab, namespace, ansible_env
         time.sleep(3)
         failed_at = time.time()
         fail_worker(lab, namespace, name + "-worker-1", FAILURES[kind])
-        stdout, stderr = waiting.communicate(timeout=120)
+        run = as_run(finish(waiting, timeout=120))
     finally:
-        if waiting.poll() is None:
-            waiting.kill()
-            waiting.communicate()
+        if waiting[1].poll() is None:
+            waiting[1].kill()
+            waiting[1].communicate()
     returned_at = time.time()
-    run = Run(subprocess.CompletedProcess(waiting.args, waiting.returncode, stdout, stderr), failed_at, returned_at)
     result = run.result("wait")
     assert result["failed"], run.explain()
     detect_latency = result["detected_at"] - failed_at

@@ -9,15 +9,15 @@ afterwards). The lab has no kubelet: what is checked is what the apiserver store
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import uuid
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuops_testlib.ansible_run import REPO_ROOT, mode_options
+from gpuops_testlib.ansible_run import ansible_env as testlib_env
+from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+
 PLAYBOOK = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "node_labels.yml")
 
 GPU_LABELS = {"nvidia.com/gpu.present": True, "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
@@ -29,29 +29,15 @@ GPU_LABELS_AS_STORED = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.produc
 @pytest.fixture(scope="module")
 def ansible_env(tmp_path_factory):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
-    collections = tmp_path_factory.mktemp("collections")
-    parent = collections / "ansible_collections" / "gpuops"
-    parent.mkdir(parents=True)
-    (parent / "cluster").symlink_to(REPO_ROOT)
-    env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(collections),
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-    for name in list(env):
-        if name == "KUBECONFIG" or name.startswith("K8S_AUTH_"):
-            del env[name]
-    return env
+    return testlib_env(str(tmp_path_factory.mktemp("collections")))
 
 
 class Run:
-    def __init__(self, process):
-        self.process = process
-        try:
-            report = json.loads(process.stdout)
-        except ValueError:
-            pytest.fail("ansible-playbook did not print JSON (rc=%s):\n%s\n%s"
-                        % (process.returncode, process.stdout[-3000:], process.stderr[-3000:]), pytrace=False)
-        self.result = report["plays"][0]["tasks"][0]["hosts"]["localhost"]
-        self.stats = report["stats"]["localhost"]
+    """The playbook's one task result on localhost, and the play's stats."""
+
+    def __init__(self, done):
+        self.result = done.document["plays"][0]["tasks"][0]["hosts"]["localhost"]
+        self.stats = done.host_stats()
 
     @property
     def failed(self):
@@ -59,13 +45,7 @@ class Run:
 
 
 def run_playbook(env, extra, check=False, diff=False):
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", PLAYBOOK,
-           "-e", json.dumps(extra)]
-    if check:
-        cmd.append("--check")
-    if diff:
-        cmd.append("--diff")
-    return Run(subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300))
+    return Run(testlib_run_playbook(PLAYBOOK, extra_vars=extra, options=mode_options(check, diff), env=env, timeout=300))
 
 
 @pytest.fixture

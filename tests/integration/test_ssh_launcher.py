@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
+from gpuops_testlib.lab_control_plane import tail
+
 WORKLOAD_IMAGE_SCRIPT = os.path.join(REPO_ROOT, "tools", "build_workload_image.sh")
 LAB_NODES_PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "lab_nodes.yml")
 VERIFY_PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
@@ -49,21 +50,6 @@ all:
 """
 
 
-def _tail(text, lines=60):
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def _ansible_playbook():
-    candidate = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    if os.access(candidate, os.X_OK):
-        return candidate
-    found = shutil.which("ansible-playbook")
-    if not found:
-        pytest.fail("ansible-playbook is not installed next to this Python or on PATH: run tools/bootstrap.sh "
-                    "and pytest from .venv", pytrace=False)
-    return found
-
-
 class SshLab:
     """Two lab nodes on the workload image, and how to run playbooks against them."""
 
@@ -72,15 +58,11 @@ class SshLab:
         self.image = image
         self.inventory = os.path.join(root, "inventory.yml")
         self.logs = os.path.join(root, "logs")
-        self.env = dict(os.environ)
-        self.env["ANSIBLE_CONFIG"] = os.path.join(REPO_ROOT, "ansible.cfg")
-        self.env["ANSIBLE_NOCOLOR"] = "1"
-        self.env["ANSIBLE_FORCE_COLOR"] = "0"
+        self.env = ansible_env(json_output=False)
 
     def playbook(self, playbook, extra, *options, timeout=1200):
-        cmd = [_ansible_playbook(), "-i", self.inventory, playbook, "-e", json.dumps(extra)] + list(options)
-        return subprocess.run(cmd, cwd=REPO_ROOT, env=self.env, capture_output=True, text=True, check=False,
-                              timeout=timeout)
+        """The playbook run on the two nodes to its end, with its text output."""
+        return run_playbook(playbook, self.inventory, extra, options, env=self.env, timeout=timeout)
 
     def verify(self, controller, run_name, *options, **extra):
         extra_vars = {"gpuops_launcher": "ssh", "ssh_launcher_controller": controller,
@@ -99,7 +81,7 @@ def ssh_lab(tmp_path_factory):
                            check=False, timeout=3600)
     sys.stderr.write(build.stderr)
     if build.returncode != 0:
-        pytest.fail("building the workload image failed (tools/build_workload_image.sh):\n%s" % _tail(build.stderr),
+        pytest.fail("building the workload image failed (tools/build_workload_image.sh):\n%s" % tail(build.stderr),
                     pytrace=False)
     image = build.stdout.strip().splitlines()[-1]
 
@@ -111,8 +93,8 @@ def ssh_lab(tmp_path_factory):
     lab = SshLab(root, image)
     up = lab.playbook(LAB_NODES_PLAYBOOK, {"lab_nodes_image": image})
     try:
-        if up.returncode != 0:
-            pytest.fail("the lab nodes did not come up on %s (playbooks/lab_nodes.yml):\n%s" % (image, _tail(up.stdout)),
+        if up.rc != 0:
+            pytest.fail("the lab nodes did not come up on %s (playbooks/lab_nodes.yml):\n%s" % (image, tail(up.stdout)),
                         pytrace=False)
         yield lab
     finally:
@@ -120,8 +102,8 @@ def ssh_lab(tmp_path_factory):
         left = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
                               check=False).stdout.split()
         stray = [name for name in left if name.startswith(CONTAINER_PREFIX)]
-        if down.returncode != 0 or stray:
-            pytest.fail("taking the SSH test nodes down failed (containers left: %s):\n%s" % (stray, _tail(down.stdout)),
+        if down.rc != 0 or stray:
+            pytest.fail("taking the SSH test nodes down failed (containers left: %s):\n%s" % (stray, tail(down.stdout)),
                         pytrace=False)
 
 
@@ -146,7 +128,7 @@ def _assert_two_rank_report(report, controller):
 def test_benchmark_runs_across_two_nodes(ssh_lab, controller):
     run_name = "two-nodes-%s" % controller
     result = ssh_lab.verify(controller, run_name)
-    assert result.returncode == 0, _tail(result.stdout + result.stderr)
+    assert result.rc == 0, tail(result.stdout + result.stderr)
     _assert_two_rank_report(ssh_lab.report(run_name), controller)
     with open(os.path.join(ssh_lab.logs, run_name + ".log"), encoding="utf-8") as handle:
         log = handle.read()
@@ -160,18 +142,18 @@ def test_unmet_thresholds_are_all_listed(ssh_lab):
     run_name = "thresholds"
     result = ssh_lab.verify("gloo", run_name, gpuops_training_expect_ranks=3,
                             gpuops_training_min_img_per_sec_per_device=1000000)
-    assert result.returncode != 0
+    assert result.rc != 0
     report = ssh_lab.report(run_name)
     assert report["passed"] is False
     assert len(report["failures"]) == 2, report["failures"]
     for failure in report["failures"]:
-        assert failure in result.stdout, (failure, _tail(result.stdout))
+        assert failure in result.stdout, (failure, tail(result.stdout))
 
 
 def test_check_mode_previews_without_running(ssh_lab):
     run_name = "check-mode"
     result = ssh_lab.verify("mpi", run_name, "--check", "--diff")
-    assert result.returncode == 0, _tail(result.stdout + result.stderr)
+    assert result.rc == 0, tail(result.stdout + result.stderr)
     assert "mpirun --allow-run-as-root --tag-output -np 2 --hostfile" in result.stdout
     assert "node1 slots=1" in result.stdout and "node2 slots=1" in result.stdout
     assert not os.path.exists(os.path.join(ssh_lab.logs, run_name + ".log"))
