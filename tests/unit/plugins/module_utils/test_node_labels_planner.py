@@ -11,7 +11,6 @@ import time
 import pytest
 
 from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ConflictError
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.apply import apply_changes, reconcile
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.errors import ApplyError, InvalidSpecError, UnknownNodesError
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.planner import plan
