@@ -12,8 +12,6 @@ the tests run them again on the result to see how netplan and NetworkManager rea
 """
 
 import configparser
-import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,30 +20,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-CACHE_ROOT = Path(os.environ.get("GPUOPS_CACHE", Path.home() / ".cache" / "gpuops"))
-VALIDATORS_DIR = CACHE_ROOT / "gpu-network-validators" / "bookworm"
+from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env, run_playbook, write_play
+from gpuops_testlib.role_cases import platform_facts
+VALIDATORS_DIR = Path(CACHE_ROOT) / "gpu-network-validators" / "bookworm"
 VALIDATOR_PACKAGES = ["netplan.io", "libnetplan0", "network-manager", "libnm0"]
 
 FACTS = {
-    "rhel7": {"distribution": "RedHat", "distribution_version": "7.9", "distribution_major_version": "7",
-              "os_family": "RedHat"},
-    "centos7": {"distribution": "CentOS", "distribution_version": "7.9", "distribution_major_version": "7",
-                "os_family": "RedHat"},
-    "rhel8": {"distribution": "RedHat", "distribution_version": "8.10", "distribution_major_version": "8",
-              "os_family": "RedHat"},
-    "rhel9": {"distribution": "RedHat", "distribution_version": "9.4", "distribution_major_version": "9",
-              "os_family": "RedHat"},
-    "ubuntu2004": {"distribution": "Ubuntu", "distribution_version": "20.04", "distribution_major_version": "20",
-                   "os_family": "Debian"},
-    "ubuntu2204": {"distribution": "Ubuntu", "distribution_version": "22.04", "distribution_major_version": "22",
-                   "os_family": "Debian"},
-    "ubuntu2404": {"distribution": "Ubuntu", "distribution_version": "24.04", "distribution_major_version": "24",
-                   "os_family": "Debian"},
-    "debian12": {"distribution": "Debian", "distribution_version": "12.12", "distribution_major_version": "12",
-                 "os_family": "Debian"},
-    "sles15": {"distribution": "SLES", "distribution_version": "15.5", "distribution_major_version": "15",
-               "os_family": "Suse"},
+    "rhel7": platform_facts("RedHat", "7.9", "RedHat"),
+    "centos7": platform_facts("CentOS", "7.9", "RedHat"),
+    "rhel8": platform_facts("RedHat", "8.10", "RedHat"),
+    "rhel9": platform_facts("RedHat", "9.4", "RedHat"),
+    "ubuntu2004": platform_facts("Ubuntu", "20.04", "Debian"),
+    "ubuntu2204": platform_facts("Ubuntu", "22.04", "Debian"),
+    "ubuntu2404": platform_facts("Ubuntu", "24.04", "Debian"),
+    "debian12": platform_facts("Debian", "12.12", "Debian"),
+    "sles15": platform_facts("SLES", "15.5", "Suse"),
 }
 
 # A DGX-style node: an LACP bond over two ports, four GPU NICs on one subnet (the cloud case where
@@ -173,27 +162,10 @@ def run_plays(work_dir, nodes, extra_args=(), path_prefix=None):
                             test_platform_facts=FACTS[platform], gpu_network_root_dir=str(root))
     inventory = work_dir / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}, sort_keys=False))
-    playbook = work_dir / "play.yml"
-    playbook.write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
-    env = dict(
-        os.environ,
-        ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"),
-        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-        ANSIBLE_LOCAL_TEMP=str(work_dir / ".ansible-local"),
-        ANSIBLE_NOCOLOR="1",
-    )
-    if path_prefix:
-        env["PATH"] = str(path_prefix) + os.pathsep + env["PATH"]
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), *extra_args, str(playbook)],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )
-    try:
-        document = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"ansible-playbook printed no JSON (rc {proc.returncode}):\n"
-                    f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-    return PlaybookRun(proc.returncode, document, proc.stderr, roots)
+    playbook = write_play(work_dir / "play.yml", PLAYBOOK)
+    env = ansible_env(path_prefix=path_prefix, ANSIBLE_LOCAL_TEMP=work_dir / ".ansible-local")
+    done = run_playbook(playbook, inventory, options=extra_args, env=env, timeout=900)
+    return PlaybookRun(done.rc, done.document, done.stderr, roots)
 
 
 def run_role(tmp_path, platform, role_vars, extra_args=(), path_prefix=None, prepare_root=None):

@@ -5,40 +5,25 @@ bad and good variables, and the DaemonSet template rendered with the role's defa
 The same paths run against the lab's API server in tests/integration/test_gpu_stack*.py.
 """
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+from gpuops_testlib.ansible_run import ansible_env, run_playbook, write_play
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    collections = tmp_path_factory.mktemp("collections")
-    parent = collections / "ansible_collections" / "gpuops"
-    parent.mkdir(parents=True)
-    (parent / "cluster").symlink_to(REPO_ROOT)
-    environ = dict(os.environ)
-    environ.update(ANSIBLE_CONFIG=str(REPO_ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(collections),
-                   ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-    return environ
+    return ansible_env(str(tmp_path_factory.mktemp("collections")))
 
 
 def play(env, tmp_path, tasks, extra):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(yaml.safe_dump([{"name": "Unit", "hosts": "localhost", "connection": "local",
-                                         "gather_facts": False, "tasks": tasks}]))
-    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(playbook),
-            "-e", json.dumps(extra)]
-    done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
-    report = json.loads(done.stdout)
-    results = [(task["task"]["name"], task["hosts"]["localhost"]) for task in report["plays"][0]["tasks"]]
-    return done.returncode, results
+    playbook = write_play(tmp_path / "play.yml", {"name": "Unit", "hosts": "localhost", "connection": "local",
+                                                  "gather_facts": False, "tasks": tasks})
+    done = run_playbook(playbook, extra_vars=extra, env=env, timeout=300)
+    return done.rc, [(name, result) for name, _host, result in done.tasks("localhost")]
 
 
 def validate(role):
