@@ -38,13 +38,9 @@ class TrainingLog(object):
     def __init__(self, name="content"):
         self.name = name
         self.sources = []
-        self.framework = None
-        self.model = None
-        self.batch_size = None
-        self.device = None
-        self.declared_size = None
-        self.benchmark_started = False
-        self.warmup_started = False
+        # As printed in the header lines; None until then.
+        self.framework = self.model = self.batch_size = self.device = self.declared_size = None
+        self.benchmark_started = self.warmup_started = False
         # Horovod's rank-0 lines.
         self.iterations = Series()
         self.reported_per_device = None

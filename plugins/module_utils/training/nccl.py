@@ -13,7 +13,7 @@ import re
 
 _PREFIX = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] NCCL (?P<level>INFO|WARN) (?P<body>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+(?:\.\d+)*))?")
-_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+_NETWORK = re.compile(r"^Using network (.+?)\s*$")  # NCCL 2.x: the network plugin chosen
 _NET_IB = re.compile(r"^NET/IB\s*: Using (.*)$")
 _NET_SOCKET = re.compile(r"^NET/Socket\s*: Using (\[.*)$")
 _BOOTSTRAP = re.compile(r"^Bootstrap\s*: Using (\S+)")
@@ -70,7 +70,7 @@ def parse_nccl_line(log, stripped, body):
 
 
 def _parse_info(log, host, body):
-    for parse in (_parse_network, _parse_ib, _parse_socket, _parse_bootstrap, _parse_connection, _parse_init):
+    for parse in _INFO_PARSERS:
         if parse(log, host, body):
             return
 
@@ -137,3 +137,5 @@ def _parse_init(log, host, body):
         comm = log.nccl_comms.setdefault(key, {"nranks": int(init.group(3)), "ranks": {}})
         comm["ranks"][int(init.group(2))] = host
     return init
+
+_INFO_PARSERS = (_parse_network, _parse_ib, _parse_socket, _parse_bootstrap, _parse_connection, _parse_init)

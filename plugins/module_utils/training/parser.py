@@ -142,7 +142,7 @@ def _read_line(log, logical):
         return
     if _parse_tf_cnn_line(log, body, rank, line) or _parse_wrapper_total(log, stripped, line):
         return
-    if _parse_header_line(log, stripped):
+    if _parse_header_line(log, body, stripped):
         return
     _parse_other_line(log, stripped, line)
 
@@ -246,14 +246,6 @@ def _parse_tf_header(log, text):
         elif log.tf_devices:
             log.set_device("CPU")
         return True
-    variables = formats.TF_VARIABLES.match(text)
-    if variables:
-        log.tf_variables = variables.group(1)
-        return True
-    per_device = formats.BATCH_PER_DEVICE.match(text)
-    if per_device:
-        log.batch_size = int(float(per_device.group(1)))
-        return True
     return False
 
 
@@ -272,11 +264,21 @@ def _parse_wrapper_total(log, text, line):
     return True
 
 
-def _parse_header_line(log, text):
-    model = formats.MODEL.match(text)
-    if model:
-        log.model = model.group(1)
-        return True
+# Header lines that set one field of the log from their first group; tf_cnn_benchmarks' per-device
+# batch is told apart by its indent.
+_FIELDS = (
+    (formats.MODEL, "model", str, False),
+    (formats.TF_VARIABLES, "tf_variables", str, False),
+    (formats.BATCH_PER_DEVICE, "batch_size", lambda text: int(float(text)), True),
+)
+
+
+def _parse_header_line(log, body, text):
+    for pattern, field, convert, indented in _FIELDS:
+        match = pattern.match(body if indented else text)
+        if match:
+            setattr(log, field, convert(match.group(1)))
+            return True
     batch = formats.BATCH.match(text)
     if batch:
         # tf_cnn_benchmarks prints the global batch first, then the per-device one.
