@@ -157,16 +157,19 @@ def test_launcher_role_runs_the_job_collects_the_simulated_log_and_the_report_ju
     simulated = first.result("Say when the log is a recorded one standing in for simulated pods")
     assert simulated["msg"].startswith("SIMULATED: the launcher log comes from simulated:configmap/")
 
-    # The role judges the log with training_report; 4 ranks = 2 workers x 2 slots, as the recorded log has.
-    report = first.result("Judge the launcher log with training_report")
+    # The training_verdict role judges the log once; 4 ranks = 2 workers x 2 slots, as the recorded log has.
+    report = first.result("Judge the training log")
     assert report["passed"] is True, report
     assert report["ranks"] == 4
     assert report["device"] == "CPU"
     assert report["model"] == "resnet18"
     with open(report_path, encoding="utf-8") as handle:
-        assert json.load(handle)["ranks"] == 4
-    verdict = first.result("Show the verdict")
-    assert verdict["msg"].endswith("(from a RECORDED log: the pods are simulated)"), verdict["msg"]
+        written = json.load(handle)
+    assert written["ranks"] == 4 and written["summary"] == report["summary"]
+    printed = first.result("Print the verdict")["msg"]
+    assert printed == report["summary"]
+    assert printed[0] == ("verdict:     PASSED (an MPIJob (%s/bench) whose pods are simulated: the launcher log is "
+                          "the recorded run simulated:configmap/bench-simulated-launcher-log)" % namespace), printed
 
     # The objects the MPI Operator made for the job are real.
     uid = mpijobs(lab, namespace)[0]["metadata"]["uid"]
