@@ -11,6 +11,7 @@ import sys
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, program, run
 from gpuops_testlib.lab_control_plane import build_binaries
+from gpuops_testlib.versions import pinned
 # listening_ports: the e2e tests take it from here with the lab's other probes.
 from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # noqa: F401  pylint: disable=unused-import
 
@@ -23,7 +24,7 @@ LAB_DOWN = os.path.join(REPO_ROOT, "tools", "lab_down.sh")
 EXAMPLES = os.path.join(REPO_ROOT, "inventories", "examples")
 TWO_GPU_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-two-gpus.yml")
 VALIDATE_NODE_VARS = os.path.join(REPO_ROOT, "tests", "e2e", "playbooks", "validate_node_vars.yml")
-MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@v0.8.0",
+MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@" + pinned("mpi_operator"),
                                      "deploy", "v2beta1", "mpi-operator.yaml")
 CONTAINER_PREFIX = "gpuops-lab-"
 NETWORK = "gpuops-lab"

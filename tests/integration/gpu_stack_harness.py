@@ -22,13 +22,14 @@ import yaml
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, mode_options, write_play
 from gpuops_testlib.ansible_run import ansible_env as testlib_env
 from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+from gpuops_testlib.versions import pinned
 from gpuops_testlib.waiting import wait_for  # noqa: F401  pylint: disable=unused-import  (the GPU stack tests take it from here)
 
 PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "gpu_stack.yml")
 DATA_DIR = os.path.join(REPO_ROOT, "tests", "integration", "data")
 CHART_DIR = os.path.join(DATA_DIR, "charts", "gpu-operator-stub")
 HELM_BUILD = os.path.join(REPO_ROOT, "tools", "build_helm.sh")
-MPI_OPERATOR_VERSION = "v0.8.0"
+MPI_OPERATOR_VERSION = pinned("mpi_operator")
 GPU_PRODUCT = "NVIDIA H100 80GB HBM3"
 GPU_PRODUCT_LABEL = "NVIDIA-H100-80GB-HBM3"
 FACT_CACHE_PREFIX = "facts_"

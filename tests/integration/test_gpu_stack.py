@@ -23,6 +23,9 @@ from gpu_stack_harness import (
     CHART_DIR, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest, run_playbook,
     seed_facts, unique, unreachable_kubeconfig, wait_for, write_inventory,
 )
+from gpuops_testlib.versions import pinned
+
+DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:" + pinned("nvidia_device_plugin")
 
 GPU_SELECTOR = "nvidia.com/gpu.present=true"
 
@@ -99,7 +102,7 @@ def test_device_plugin_stack_check_apply_idempotent_diff(lab, stack):
     assert sorted(item["before_header"] for item in label_diffs) == sorted("node/%s" % n for n in gpu_nodes)
     assert label_diffs[0]["after"]["labels"]["nvidia.com/gpu.product"] == GPU_PRODUCT_LABEL
     shown = "\n".join(item.get("prepared", "") for name, item in check.diffs() if "as it would be created" in name)
-    assert "kind: DaemonSet" in shown and "image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1" in shown
+    assert "kind: DaemonSet" in shown and "image: " + DEVICE_PLUGIN_IMAGE in shown
     assert "nvidia.com/gpu.present: 'true'" in shown
 
     # Apply: labels, then the DaemonSet on exactly the GPU-labelled nodes.
@@ -124,7 +127,7 @@ def test_device_plugin_stack_check_apply_idempotent_diff(lab, stack):
     assert pod_spec["priorityClassName"] == "system-node-critical"
     assert pod_spec["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod_spec["tolerations"]
-    assert pod_spec["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    assert pod_spec["containers"][0]["image"] == DEVICE_PLUGIN_IMAGE
     # The real scheduler and DaemonSet controller: one pod per GPU-labelled node, none elsewhere.
 
     def on_every_gpu_node():
@@ -301,8 +304,8 @@ def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp
         deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
                                                 "-o", "yaml").stdout)
         assert deployment["status"]["availableReplicas"] == 1
-        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:0.8.0"
-        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == "v0.8.0"
+        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:" + pinned("mpi_operator").lstrip("v")
+        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == pinned("mpi_operator")
         uids = (crd["metadata"]["uid"], deployment["metadata"]["uid"])
 
         again = run_playbook(stack["env"], stack["inventory"], extra, diff=True, tags="mpi_operator")
@@ -353,7 +356,7 @@ def test_device_plugin_from_a_static_manifest(lab, stack, tmp_path):
                                                          "effect": "NoSchedule"}],
                                         "priorityClassName": "system-node-critical",
                                         "containers": [{"name": "nvidia-device-plugin-ctr",
-                                                        "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}]}}}},
+                                                        "image": DEVICE_PLUGIN_IMAGE}]}}}},
     ]
     path = tmp_path / "nvidia-device-plugin.yml"
     path.write_text(yaml.safe_dump_all(manifest))

@@ -24,10 +24,12 @@ import pytest
 from gpu_stack_harness import (
     DATA_DIR, ansible_env, fake_node, mpi_operator_manifest, run_playbook, unique, wait_for, write_inventory,
 )
+from gpuops_testlib.versions import pinned
 
 OLM = ("operators.coreos.com", "v1alpha1")
 CRDS = os.path.join(DATA_DIR, "crds", "openshift_olm")
-STARTING_CSV = "gpu-operator-certified.v25.3.0"
+STARTING_CSV = "gpu-operator-certified." + pinned("gpu_operator_chart")
+CHANNEL = ".".join(pinned("gpu_operator_chart").split(".")[:2])
 EXAMPLE_POLICY = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "gpu-cluster-policy"},
                   "spec": {"operator": {"defaultRuntime": "crio"}, "driver": {"enabled": True, "useOpenKernelModules": False},
                            "mig": {"strategy": "single"}, "devicePlugin": {"enabled": True},
@@ -141,7 +143,7 @@ def test_openshift_device_plugin_then_olm_operator_and_back(lab, openshift_apis,
         assert lab.kubectl("get", "securitycontextconstraints", "%s-dp" % prefix, "--ignore-not-found",
                            "-o", "name").stdout.strip() == ""
         sub = lab.custom.get_namespaced_custom_object(OLM[0], OLM[1], olm_ns, "subscriptions", "gpu-operator-certified")
-        assert sub["spec"] == {"name": "gpu-operator-certified", "channel": "v25.3", "startingCSV": STARTING_CSV,
+        assert sub["spec"] == {"name": "gpu-operator-certified", "channel": CHANNEL, "startingCSV": STARTING_CSV,
                                "installPlanApproval": "Manual", "source": "certified-operators",
                                "sourceNamespace": "openshift-marketplace"}
         (plan,) = lab.custom.list_namespaced_custom_object(OLM[0], OLM[1], olm_ns, "installplans")["items"]

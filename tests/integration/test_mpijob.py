@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpuops.cluster.mpijob and the mpijob_launcher role against the lab control plane, run with ansible-playbook.
 
-The MPI Operator v0.8.0 reconciles the jobs for real (worker pods, launcher Job, Service, ConfigMap, SSH
+The MPI Operator (the version versions.yml pins) reconciles the jobs for real (worker pods, launcher Job, Service, ConfigMap, SSH
 Secret, status conditions); kwok plays the kubelet, so pods are simulated: they are marked Running (and
 the launcher's pod Succeeded) without any container. There is therefore no container log: the success
 flow supplies a recorded launcher log through a ConfigMap labelled as simulated, and checks that the
