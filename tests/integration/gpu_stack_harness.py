@@ -23,7 +23,8 @@ from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, mode_o
 from gpuops_testlib.ansible_run import ansible_env as testlib_env
 from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
 from gpuops_testlib.versions import pinned
-from gpuops_testlib.waiting import wait_for  # noqa: F401  pylint: disable=unused-import  (the GPU stack tests take it from here)
+# The GPU stack tests take wait_for from here.
+from gpuops_testlib.waiting import wait_for  # noqa: F401  pylint: disable=unused-import
 
 PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "gpu_stack.yml")
 DATA_DIR = os.path.join(REPO_ROOT, "tests", "integration", "data")

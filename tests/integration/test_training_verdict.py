@@ -34,9 +34,8 @@ def _launcher_vars(lab, namespace):
 
 
 def _inventory(path, variables):
-    document = {"all": {"hosts": {"localhost": {"ansible_connection": "local",
-                                                 "ansible_python_interpreter": sys.executable}},
-                        "vars": variables}}
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    document = {"all": {"hosts": {"localhost": localhost}, "vars": variables}}
     with open(str(path), "w", encoding="utf-8") as handle:
         yaml.safe_dump(document, handle)
     return str(path)

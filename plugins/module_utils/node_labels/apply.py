@@ -63,8 +63,6 @@ def apply_changes(api, changes, desired, state, parallelism=16):
     return applied
 
 
-
-
 def reconcile(api, desired, state, check_mode=False, parallelism=16):
     """Validate-plan-apply in one call: returns (changes, applied names)."""
     changes = plan(desired, api.list_nodes(), state)

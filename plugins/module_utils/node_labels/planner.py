@@ -121,5 +121,3 @@ def plan(desired, live_nodes, state):
         if change is not None:
             changes.append(change)
     return changes
-
-

@@ -171,5 +171,3 @@ def normalize_nodes(nodes, labels=None, taints=None, state="present"):
     if problems:
         raise InvalidSpecError(problems)
     return desired
-
-

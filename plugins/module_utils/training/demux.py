@@ -90,10 +90,8 @@ def logical_lines(physical_lines):
     but perhaps the last), as Demultiplexer tuples."""
     demultiplexer = Demultiplexer()
     for number, physical in enumerate(physical_lines, 1):
-        for line in demultiplexer.feed(number, physical):
-            yield line
-    for line in demultiplexer.finish():
-        yield line
+        yield from demultiplexer.feed(number, physical)
+    yield from demultiplexer.finish()
 
 
 def demultiplex(text):

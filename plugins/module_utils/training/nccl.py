@@ -138,4 +138,5 @@ def _parse_init(log, host, body):
         comm["ranks"][int(init.group(2))] = host
     return init
 
+
 _INFO_PARSERS = (_parse_network, _parse_ib, _parse_socket, _parse_bootstrap, _parse_connection, _parse_init)

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import io
+import math
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import formats
@@ -51,7 +52,7 @@ class _Line(object):
     def figure(self, text, devices=1):
         """A throughput figure, refused by line when it cannot be a measurement."""
         value = float(text)
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise self.refuse("the figure %s is not a number of images per second" % text)
         if value < 0:
             raise self.refuse("the figure %s is negative; images per second cannot be" % text)
@@ -63,7 +64,7 @@ class _Line(object):
     def spread(self, text):
         """A '+-' figure: nan, inf and negative refused, no upper bound."""
         value = float(text)
-        if value != value or value in (float("inf"), float("-inf")) or value < 0:
+        if not math.isfinite(value) or value < 0:
             raise self.refuse("the spread %s is not a positive number" % text)
         return value
 

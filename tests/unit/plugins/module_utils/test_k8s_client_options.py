@@ -23,7 +23,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
-
 def kubeconfig(server):
     return {
         "apiVersion": "v1", "kind": "Config", "current-context": "lab",

@@ -29,7 +29,7 @@ class ClientError(Exception):
 def test_http_error_names_the_call_the_server_and_the_status_message():
     error = api_error("listing nodes", ClientError(403, "Forbidden", '{"kind": "Status", "message": "nodes is forbidden"}'),
                       server="https://10.0.0.1:6443")
-    assert type(error) is ApiError
+    assert isinstance(error, ApiError) and not isinstance(error, ConflictError)
     assert error.status == 403
     assert str(error) == "listing nodes on https://10.0.0.1:6443: HTTP 403 Forbidden: nodes is forbidden"
 

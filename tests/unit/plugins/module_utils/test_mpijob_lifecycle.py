@@ -240,7 +240,7 @@ def test_failed_worker_ends_the_wait_at_once_with_reason_events_and_log():
     clock = itertools.count(0.0, 1.0)
     with pytest.raises(JobFailedError) as raised:
         ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=3600, log_lines=1,
-                                                          ticks_factory=lambda: clock))
+                                                                  ticks_factory=lambda: clock))
     details = raised.value.details
     assert str(raised.value).startswith("MPIJob ml/bench FAILED after 3.0 s: worker pod(s) failed: bench-worker-1: "
                                         "container worker exit code 137 (OOMKilled)")
@@ -275,7 +275,7 @@ def test_timeout_names_the_phase_and_the_pods():
     api = FakeMPIJobApi(script={2: running})
     with pytest.raises(WaitTimeoutError) as raised:
         ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
-                                                          ticks_factory=lambda: iter([0.0, 1.0, 5.0])))
+                                                                  ticks_factory=lambda: iter([0.0, 1.0, 5.0])))
     assert str(raised.value) == (
         "timed out after 5 s waiting for MPIJob ml/bench to be Succeeded; it is Running (pods: bench-worker-0=Running, "
         "bench-worker-1=Running, bench-launcher-x7k2p=Running)")
@@ -292,7 +292,7 @@ def test_timeout_tells_why_a_pod_is_not_scheduled():
     api = FakeMPIJobApi(script={2: pending})
     with pytest.raises(WaitTimeoutError) as raised:
         ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
-                                                          ticks_factory=lambda: iter([0.0, 5.0])))
+                                                                  ticks_factory=lambda: iter([0.0, 5.0])))
     assert str(raised.value).endswith("it is Pending (pods: bench-worker-0=Pending (0/3 nodes are available: 3 "
                                       "Insufficient hugepages-1Gi.))")
 
@@ -354,6 +354,6 @@ def test_absent_times_out_when_the_job_stays():
     api.deletion_reads = 100
     with pytest.raises(WaitTimeoutError) as raised:
         ensure_absent(MPIJOB, api, "ml", "bench", settings(wait=True, wait_timeout=2,
-                                                   ticks_factory=lambda: iter([0.0, 1.0, 2.0])))
+                                                           ticks_factory=lambda: iter([0.0, 1.0, 2.0])))
     assert str(raised.value) == ("MPIJob ml/bench was not gone 2 s after its deletion (foreground: its pods are "
                                  "deleted first)")
