@@ -8,49 +8,19 @@ __metaclass__ = type
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpuops.cluster.plugins.modules import node_labels
+from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
 from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
-
-
-class Exited(Exception):
-    def __init__(self, failed, result):
-        super(Exited, self).__init__(result.get("msg", ""))
-        self.failed = failed
-        self.result = result
 
 
 @pytest.fixture(autouse=True)
 def capture_exit(monkeypatch):
-    def exit_json(self, **result):
-        raise Exited(False, result)
-
-    def fail_json(self, msg, **result):
-        result["msg"] = msg
-        raise Exited(True, result)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    catch_exits(monkeypatch)
 
 
 def run(args, api, check_mode=False, diff=False):
     """Run the module against ``api`` (None: the test asserts no API is ever built)."""
-    module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
-    built = []
-
-    def make_api(module):
-        if api is None:
-            raise AssertionError("the module built an API client")
-        built.append(module)
-        return api
-
-    with patch_module_args(module_args):
-        module = node_labels.AnsibleK8SModule(module_class=basic.AnsibleModule,
-                                              argument_spec=node_labels.argument_spec(), supports_check_mode=True)
-        with pytest.raises(Exited) as caught:
-            node_labels.run_module(module, make_api=make_api)
-    return caught.value
+    return run_k8s_module(node_labels, args, api, check_mode, diff)
 
 
 def cluster():
