@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+import pytest
 import yaml
 
-from gpuops_testlib.ansible_run import ansible_env, run_playbook, write_play
+from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env, run_playbook, write_play
 
 CASE_ROOT = "{{ case_root }}"
+MODULE_CODE_CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_code_cache")
 
 
 def platform_facts(distribution, version, os_family, **more):
@@ -47,6 +49,11 @@ NODE_FACTS = {
     "rhel9": _host_facts("RedHat", "9.4", "RedHat", "5.14.0-427.13.1.el9_4.x86_64", 1031680),
     "debian12": _host_facts("Debian", "12.15", "Debian", "6.1.0-31-amd64", 24105),
     "sles15": _host_facts("SLES", "15.5", "Suse", "5.14.21-150500.55.39-default", 515000, service_mgr="systemd"),
+    "rhel7": _host_facts("RedHat", "7.9", "RedHat", "3.10.0-1160.el7.x86_64", 515000),
+    "centos7": _host_facts("CentOS", "7.9", "RedHat", "3.10.0-1160.el7.x86_64", 515000),
+    "rhel8": _host_facts("RedHat", "8.10", "RedHat", "4.18.0-553.el8_10.x86_64", 1031680),
+    "ubuntu2004": _host_facts("Ubuntu", "20.04", "Debian", "5.4.0-182-generic", 2063731),
+    "ubuntu2404": _host_facts("Ubuntu", "24.04", "Debian", "6.8.0-31-generic", 2063731),
 }
 
 PLAY = {
@@ -78,7 +85,8 @@ class RoleCase:
     """One rendering: the inventory host `name` runs `role` with `platform`'s facts under work_dir/name.
 
     prepare(root) fills the scratch root before the first run; environment holds the variables the role's
-    commands see (a value may use {root}); the root's bin/ comes first on PATH.
+    commands see (a value may use {root}); the root's bin/ comes first on PATH, then tool_dirs (shared
+    stand-ins or validators).
     """
 
     name: str
@@ -88,10 +96,12 @@ class RoleCase:
     prepare: Optional[Callable] = None
     environment: dict = field(default_factory=dict)
     facts: dict = field(default_factory=dict)
+    tool_dirs: tuple = ()
 
     def host_vars(self, root):
         environment = dict((key, str(value).format(root=root)) for key, value in self.environment.items())
-        environment["PATH"] = str(root / "bin") + os.pathsep + os.environ["PATH"]
+        environment["PATH"] = os.pathsep.join([str(root / "bin")] + [str(path) for path in self.tool_dirs]
+                                              + [os.environ["PATH"]])
         return dict(self.role_vars, ansible_connection="local", ansible_python_interpreter=sys.executable,
                     case_role=self.role, case_root=str(root), case_environment=environment,
                     case_facts=dict(NODE_FACTS[self.platform], **self.facts))
@@ -124,6 +134,22 @@ class CaseResult:
         """Name and message of each failed task, for assertion messages."""
         return [(name, result.get("msg")) for name, result in self.failed()] or self.run.stderr[-2000:]
 
+    def failure_messages(self):
+        """The message of every failed task or loop item."""
+        messages = [str(item.get("msg")) for _name, result in self.failed()
+                    for item in result.get("results", [result]) if item.get("failed")]
+        return messages or [self.run.stderr[-3000:]]
+
+    def validators(self, name_part):
+        """The validate commands of the tasks whose name contains name_part (a template's validate)."""
+        return set(item["invocation"]["module_args"]["validate"] for result in self.results(name_part)
+                   for item in result.get("results", [result])
+                   if item.get("invocation", {}).get("module_args", {}).get("validate"))
+
+    def written(self):
+        """Every file under the case's root, relative to it, sorted."""
+        return sorted(str(path.relative_to(self.root)) for path in self.root.rglob("*") if path.is_file())
+
     def changed(self):
         return self.run.changed_tasks(self.host)
 
@@ -152,6 +178,40 @@ def render(work_dir, cases, private_vars=None, check=False):
     extra = work_dir / "private_vars.json"
     extra.write_text(json.dumps(private_vars or {}))
     playbook = write_play(work_dir / "play.yml", PLAY)
-    env = ansible_env(ANSIBLE_LOCAL_TEMP=work_dir / ".ansible-local", ANSIBLE_REMOTE_TEMP=work_dir / ".ansible-remote")
-    run = run_playbook(playbook, inventory, ["@" + str(extra)], ["--check"] if check else [], env=env, timeout=900)
+    options = ["--check", "--diff"] if check else []
+    run = run_playbook(playbook, inventory, ["@" + str(extra)], options, env=local_env(work_dir, len(hosts)), timeout=900)
     return dict((case.name, CaseResult(run, case.name, work_dir / case.name)) for case in cases)
+
+
+def local_env(work_dir, host_count):
+    """The environment of a run whose hosts are all this machine (connection local).
+
+    Every host gets its own fork, so the cases of one task run side by side rather than in batches of
+    ansible.cfg's forks; a coarser poll keeps the controller from spinning on a 2-core machine while its
+    workers run; module_code_cache/sitecustomize.py keeps the modules' compiled module_utils between runs,
+    under the project cache (a quarter of the CPU time of a run). Pipelining is left off: for the local
+    connection it cost more CPU than the temporary files it saves (measured in docs/benchmarks.md).
+    """
+    work_dir = Path(work_dir)
+    python_path = os.pathsep.join(filter(None, [MODULE_CODE_CACHE, os.environ.get("PYTHONPATH")]))
+    return ansible_env(ANSIBLE_LOCAL_TEMP=work_dir / ".ansible-local", ANSIBLE_REMOTE_TEMP=work_dir / ".ansible-remote",
+                       ANSIBLE_FORKS=max(host_count, 1), ANSIBLE_INTERNAL_POLL_INTERVAL="0.01",
+                       PYTHONPATH=python_path, GPUOPS_MODULE_CODE_CACHE=os.path.join(CACHE_ROOT, "module-code"))
+
+
+def case_fixtures(work_name, cases, private_vars=None, run_twice=()):
+    """A test module's two module-scoped fixtures: `rendered` (every case, one run) and `rendered_again`
+    (the cases named in run_twice, run once more on the roots the first run left, for idempotence).
+
+    Use as: rendered, rendered_again = case_fixtures("hugepages", CASES, PRIVATE, RUN_TWICE)
+    """
+    @pytest.fixture(scope="module")
+    def rendered(tmp_path_factory):
+        return render(tmp_path_factory.mktemp(work_name), cases, private_vars)
+
+    @pytest.fixture(scope="module")
+    def rendered_again(rendered):
+        work_dir = next(iter(rendered.values())).root.parent
+        return render(work_dir, [case for case in cases if case.name in run_twice], private_vars)
+
+    return rendered, rendered_again

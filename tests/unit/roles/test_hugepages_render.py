@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, render, write_fake_tool
+from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, case_fixtures, write_fake_tool
 
 ARGS_1G = "default_hugepagesz=1G hugepagesz=1G hugepages=16"
 
@@ -167,19 +167,7 @@ CASES = [
 RUN_TWICE = ("ubuntu2204_grub", "rhel9_grubby")
 
 
-@pytest.fixture(scope="module")
-def work_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("hugepages")
-
-
-@pytest.fixture(scope="module")
-def rendered(work_dir):
-    return render(work_dir, CASES, PRIVATE)
-
-
-@pytest.fixture(scope="module")
-def rendered_again(rendered, work_dir):
-    return render(work_dir, [case for case in CASES if case.name in RUN_TWICE], PRIVATE)
+rendered, rendered_again = case_fixtures("hugepages", CASES, PRIVATE, RUN_TWICE)
 
 
 def test_ubuntu_2204_writes_grub_cmdline_and_regenerates_grub(rendered, rendered_again):

@@ -6,7 +6,7 @@ RHEL 9 case runs a second time to show that nothing changes.
 
 import pytest
 
-from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, render, write_fake_tool
+from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, case_fixtures, write_fake_tool
 
 FAKE_NVIDIA_SMI = """
 import os
@@ -84,19 +84,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def work_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("nvidia_driver")
-
-
-@pytest.fixture(scope="module")
-def rendered(work_dir):
-    return render(work_dir, CASES, PRIVATE)
-
-
-@pytest.fixture(scope="module")
-def rendered_again(rendered, work_dir):
-    return render(work_dir, [case for case in CASES if case.name == "rhel9"], PRIVATE)
+rendered, rendered_again = case_fixtures("nvidia_driver", CASES, PRIVATE, run_twice=["rhel9"])
 
 
 def test_rhel9_repository_file_and_key(rendered, rendered_again):
