@@ -183,6 +183,35 @@ def render(work_dir, cases, private_vars=None, check=False):
     return dict((case.name, CaseResult(run, case.name, work_dir / case.name)) for case in cases)
 
 
+TASKS_PLAY = {
+    "name": "Each case's own tasks",
+    "hosts": "cases",
+    "gather_facts": False,
+    "tasks": [{"name": "Run the case's tasks", "ansible.builtin.include_tasks": "{{ case_tasks }}"}],
+}
+
+
+def run_task_cases(work_dir, cases, other_hosts=()):
+    """Run each case's own task list as a host of one ansible-playbook run: {case name: CaseResult}.
+
+    cases: {name: (tasks, host variables)}. other_hosts: inventory hosts the play does not target, for the
+    cases that set and read facts of other hosts (delegate_facts).
+    """
+    work_dir = Path(work_dir)
+    hosts = {}
+    for name, (tasks, host_vars) in cases.items():
+        tasks_file = write_play(work_dir / ("tasks-%s.yml" % name), tasks)
+        hosts[name] = dict(host_vars, ansible_connection="local", ansible_python_interpreter=sys.executable,
+                           case_tasks=tasks_file)
+        (work_dir / name).mkdir(exist_ok=True)
+    inventory = work_dir / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": dict((name, {}) for name in other_hosts),
+                                                 "children": {"cases": {"hosts": hosts}}}}, sort_keys=False))
+    playbook = write_play(work_dir / "play.yml", TASKS_PLAY)
+    run = run_playbook(playbook, inventory, env=local_env(work_dir, len(hosts)), timeout=900)
+    return dict((name, CaseResult(run, name, work_dir / name)) for name in cases)
+
+
 def local_env(work_dir, host_count):
     """The environment of a run whose hosts are all this machine (connection local).
 

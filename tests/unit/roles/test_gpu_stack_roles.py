@@ -1,34 +1,102 @@
 """The GPU stack roles' input checks and the device plugin's DaemonSet, without a cluster.
 
-Each test runs ansible-playbook on localhost: the roles' validate.yml (which must not need the API) with
-bad and good variables, and the DaemonSet template rendered with the role's defaults and variables.
-The same paths run against the lab's API server in tests/integration/test_gpu_stack*.py.
+Each case is its own task list, run as a host of one ansible-playbook run on localhost
+(gpuops_testlib.role_cases.run_task_cases): the roles' validate.yml (which must not need the API) with bad
+and good variables, and the DaemonSet template rendered with the role's defaults and variables. The same
+paths run against the lab's API server in tests/integration/test_gpu_stack*.py.
 """
 
 from pathlib import Path
 
 import pytest
 
-from gpuops_testlib.ansible_run import ansible_env, run_playbook, write_play
+from gpuops_testlib.role_cases import run_task_cases
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    return ansible_env(str(tmp_path_factory.mktemp("collections")))
-
-
-def play(env, tmp_path, tasks, extra):
-    playbook = write_play(tmp_path / "play.yml", {"name": "Unit", "hosts": "localhost", "connection": "local",
-                                                  "gather_facts": False, "tasks": tasks})
-    done = run_playbook(playbook, extra_vars=extra, env=env, timeout=300)
-    return done.rc, [(name, result) for name, _host, result in done.tasks("localhost")]
 
 
 def validate(role):
     include = {"name": "gpuops.cluster.%s" % role, "tasks_from": "validate.yml"}
     return [{"name": "Check", "ansible.builtin.include_role": include}]
+
+
+def gpu(driver_version=None, **more):
+    """A host's gpuops_gpu fact as gpu_facts reports it: 8 GPUs with a driver, or none without."""
+    fact = {"present": driver_version is not None, "count": 8 if driver_version else 0}
+    if driver_version:
+        fact["driver_version"] = driver_version
+    return dict(fact, **more)
+
+
+def gpu_host_facts(facts):
+    """Tasks giving each named GPU host its gpuops_gpu fact, and the variable that names those hosts to
+    gpu_operator (the inventory's gpu_nodes group by default, which no case here shares with another)."""
+    tasks = [{"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
+              "ansible.builtin.set_fact": {"gpuops_gpu": fact, "cacheable": True}} for host, fact in facts.items()]
+    return tasks, ({"gpu_operator_gpu_hosts": list(facts)} if facts else {})
+
+
+def render_daemonset_tasks(role_vars):
+    """Load the role's defaults and vars, put the case's variables above them, and render the DaemonSet."""
+    role = REPO_ROOT / "roles" / "nvidia_device_plugin"
+    tasks = [
+        {"name": "Defaults", "ansible.builtin.include_vars": str(role / "defaults" / "main.yml")},
+        {"name": "Vars", "ansible.builtin.include_vars": str(role / "vars" / "main.yml")},
+    ]
+    if role_vars:
+        tasks.append({"name": "The case's variables", "ansible.builtin.set_fact": role_vars})
+    tasks.append({"name": "Render", "ansible.builtin.debug": {
+        "msg": "{{ lookup('ansible.builtin.template', '%s') | from_yaml }}" % (role / "templates" / "daemonset.yml.j2")}})
+    return tasks, {}
+
+
+# GPU hosts and their facts, whether the operator should install the driver, and the test id. A host name
+# keeps the same facts in every case, since all cases share one inventory.
+DRIVER_FACTS = [
+    ({}, True, "no GPU hosts"),
+    ({"dgx1": gpu("550.90.07"), "dgx2": gpu("550.90.07")}, False, "driver on every host"),
+    ({"node1": gpu(), "node2": gpu()}, True, "no driver anywhere"),
+]
+DISAGREEING_HOSTS = {"dgx1": gpu("550.90.07"), "plain1": gpu(reason="nvidia-smi not found")}
+
+
+def driver_case(facts):
+    tasks, host_vars = gpu_host_facts(facts)
+    tasks = tasks + validate("gpu_operator") + [
+        {"name": "Show", "ansible.builtin.debug": {"var": "__gpu_operator_driver_enabled"}}]
+    return tasks, host_vars
+
+
+CASES = {
+    "device_plugin_problems": (validate("nvidia_device_plugin"), {
+        "gpuops_gpu_stack": "operator", "nvidia_device_plugin_version": "latest",
+        "nvidia_device_plugin_time_slicing_enabled": True, "nvidia_device_plugin_time_slicing_replicas": 0,
+        "nvidia_device_plugin_mig_strategy": "all", "nvidia_device_plugin_manifest_src": "/nonexistent.yml"}),
+    "defaults": (validate("nvidia_device_plugin") + validate("gpu_operator") + validate("mpi_operator"), {}),
+    "disagreeing_hosts": (gpu_host_facts(DISAGREEING_HOSTS)[0] + validate("gpu_operator"),
+                          dict(gpu_host_facts(DISAGREEING_HOSTS)[1], gpuops_gpu_stack="gpu_operator")),
+    "mpi_operator_problems": (validate("mpi_operator"), {
+        "mpi_operator_version": "0.8.0", "mpi_operator_manifest_src": "ftp://example.invalid/x.yaml",
+        "mpi_operator_wait_timeout": 0}),
+    "daemonset_pinned": render_daemonset_tasks({"nvidia_device_plugin_version": "v0.17.2"}),
+    "daemonset_four_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True}),
+    "daemonset_eight_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True,
+                                                        "nvidia_device_plugin_time_slicing_replicas": 8,
+                                                        "nvidia_device_plugin_mig_strategy": "single"}),
+}
+CASES.update(("driver_%d" % index, driver_case(facts)) for index, (facts, _expected, _id) in enumerate(DRIVER_FACTS))
+GPU_HOSTS = sorted(set(host for facts, _expected, _id in DRIVER_FACTS for host in facts) | set(DISAGREEING_HOSTS))
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    return run_task_cases(tmp_path_factory.mktemp("gpu_stack"), CASES, GPU_HOSTS)
+
+
+def play(ran, name):
+    """The case's return code and its (task name, result) list, in play order."""
+    result = ran[name]
+    return result.rc, [(task, res) for task, _host, res in result.run.tasks(name)]
 
 
 def failure(results):
@@ -37,11 +105,8 @@ def failure(results):
     return failed[0]["msg"]
 
 
-def test_device_plugin_names_every_problem_at_once(env, tmp_path):
-    rc, results = play(env, tmp_path, validate("nvidia_device_plugin"), {
-        "gpuops_gpu_stack": "operator", "nvidia_device_plugin_version": "latest",
-        "nvidia_device_plugin_time_slicing_enabled": True, "nvidia_device_plugin_time_slicing_replicas": 0,
-        "nvidia_device_plugin_mig_strategy": "all", "nvidia_device_plugin_manifest_src": "/nonexistent.yml"})
+def test_device_plugin_names_every_problem_at_once(ran):
+    rc, results = play(ran, "device_plugin_problems")
     assert rc != 0
     assert failure(results).split("; ") == [
         "gpuops_gpu_stack must be 'device_plugin' or 'gpu_operator', got 'operator'",
@@ -55,50 +120,28 @@ def test_device_plugin_names_every_problem_at_once(env, tmp_path):
     ]
 
 
-def test_defaults_pass_every_check(env, tmp_path):
-    tasks = validate("nvidia_device_plugin") + validate("gpu_operator") + validate("mpi_operator")
-    rc, results = play(env, tmp_path, tasks, {})
+def test_defaults_pass_every_check(ran):
+    rc, results = play(ran, "defaults")
     assert rc == 0, results
 
 
-@pytest.mark.parametrize("facts, expected", [
-    ({}, True),
-    ({"dgx1": "550.90.07", "dgx2": "550.90.07"}, False),
-    ({"node1": None, "node2": None}, True),
-])
-def test_gpu_operator_driver_follows_the_hosts_facts(env, tmp_path, facts, expected):
-    tasks = [{"name": "Seed facts", "ansible.builtin.add_host": {"name": host, "groups": ["gpu_nodes"]},
-              "loop_control": {"label": host}, "loop": [host]} for host in facts]
-    for host, version in facts.items():
-        gpu = {"present": version is not None, "count": 8 if version else 0}
-        if version:
-            gpu["driver_version"] = version
-        tasks.append({"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
-                      "ansible.builtin.set_fact": {"gpuops_gpu": gpu, "cacheable": True}})
-    tasks += validate("gpu_operator")
-    tasks.append({"name": "Show", "ansible.builtin.debug": {"var": "__gpu_operator_driver_enabled"}})
-    rc, results = play(env, tmp_path, tasks, {})
+@pytest.mark.parametrize("index", range(len(DRIVER_FACTS)), ids=[case_id for _facts, _expected, case_id in DRIVER_FACTS])
+def test_gpu_operator_driver_follows_the_hosts_facts(ran, index):
+    expected = DRIVER_FACTS[index][1]
+    rc, results = play(ran, "driver_%d" % index)
     assert rc == 0, results
     assert results[-1][1]["__gpu_operator_driver_enabled"] is expected
 
 
-def test_gpu_operator_refuses_hosts_that_disagree_about_the_driver(env, tmp_path):
-    tasks = [{"name": "Add", "ansible.builtin.add_host": {"name": host, "groups": ["gpu_nodes"]}}
-             for host in ("dgx1", "plain1")]
-    tasks += [{"name": "Facts", "ansible.builtin.set_fact": {"gpuops_gpu": facts, "cacheable": True}, "delegate_to": host,
-               "delegate_facts": True}
-              for host, facts in (("dgx1", {"present": True, "count": 8, "driver_version": "550.90.07"}),
-                                  ("plain1", {"present": False, "count": 0, "reason": "nvidia-smi not found"}))]
-    rc, results = play(env, tmp_path, tasks + validate("gpu_operator"), {"gpuops_gpu_stack": "gpu_operator"})
+def test_gpu_operator_refuses_hosts_that_disagree_about_the_driver(ran):
+    rc, results = play(ran, "disagreeing_hosts")
     assert rc != 0
     assert failure(results) == ("the GPU hosts disagree: a driver is preinstalled on dgx1 but not on plain1; set "
                                 "gpu_operator_driver_enabled (and label the others nvidia.com/gpu.deploy.driver=false)")
 
 
-def test_mpi_operator_checks_version_and_manifest(env, tmp_path):
-    rc, results = play(env, tmp_path, validate("mpi_operator"), {
-        "mpi_operator_version": "0.8.0", "mpi_operator_manifest_src": "ftp://example.invalid/x.yaml",
-        "mpi_operator_wait_timeout": 0})
+def test_mpi_operator_checks_version_and_manifest(ran):
+    rc, results = play(ran, "mpi_operator_problems")
     assert rc != 0
     assert failure(results).split("; ") == [
         "mpi_operator_version must be a release tag such as v0.8.0, got '0.8.0'",
@@ -108,21 +151,14 @@ def test_mpi_operator_checks_version_and_manifest(env, tmp_path):
     ]
 
 
-def render_daemonset(env, tmp_path, extra):
-    role = REPO_ROOT / "roles" / "nvidia_device_plugin"
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(role / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(role / "vars" / "main.yml")},
-        {"name": "Render", "ansible.builtin.debug": {
-            "msg": "{{ lookup('ansible.builtin.template', '%s') | from_yaml }}" % (role / "templates" / "daemonset.yml.j2")}},
-    ]
-    rc, results = play(env, tmp_path, tasks, extra)
+def rendered_daemonset(ran, name):
+    rc, results = play(ran, name)
     assert rc == 0, results
     return results[-1][1]["msg"]
 
 
-def test_daemonset_pins_selects_and_tolerates(env, tmp_path):
-    ds = render_daemonset(env, tmp_path, {"nvidia_device_plugin_version": "v0.17.2"})
+def test_daemonset_pins_selects_and_tolerates(ran):
+    ds = rendered_daemonset(ran, "daemonset_pinned")
     spec = ds["spec"]["template"]["spec"]
     assert spec["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
     assert spec["containers"][0]["args"] == ["--mig-strategy=none", "--fail-on-init-error=true"]
@@ -133,11 +169,9 @@ def test_daemonset_pins_selects_and_tolerates(env, tmp_path):
     assert "annotations" not in ds["spec"]["template"]["metadata"]
 
 
-def test_daemonset_with_time_slicing_mounts_its_config_and_rolls_on_change(env, tmp_path):
-    four = render_daemonset(env, tmp_path, {"nvidia_device_plugin_time_slicing_enabled": True})
-    eight = render_daemonset(env, tmp_path, {"nvidia_device_plugin_time_slicing_enabled": True,
-                                             "nvidia_device_plugin_time_slicing_replicas": 8,
-                                             "nvidia_device_plugin_mig_strategy": "single"})
+def test_daemonset_with_time_slicing_mounts_its_config_and_rolls_on_change(ran):
+    four = rendered_daemonset(ran, "daemonset_four_replicas")
+    eight = rendered_daemonset(ran, "daemonset_eight_replicas")
     container = eight["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--mig-strategy=single", "--fail-on-init-error=true",
                                  "--config-file=/etc/nvidia-device-plugin/config.yaml"]
