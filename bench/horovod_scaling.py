@@ -26,8 +26,8 @@ import subprocess
 import sys
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, checked, run_playbook  # noqa: E402  (tests/ on sys.path)
 
 
 def run(cmd, **kwargs):
@@ -38,9 +38,10 @@ def run(cmd, **kwargs):
     return result.stdout
 
 
-def ansible_playbook():
-    candidate = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    return candidate if os.access(candidate, os.X_OK) else "ansible-playbook"
+def playbook(name, inventory, extra, timeout=900):
+    """playbooks/<name> to its end, its text output kept; stops the bench when it fails."""
+    return checked(run_playbook(os.path.join("playbooks", name), inventory, extra, env=ansible_env(json_output=False),
+                                timeout=timeout))
 
 
 def verify(args, hosts, run_name, log_dir, baseline=None):
@@ -58,8 +59,7 @@ def verify(args, hosts, run_name, log_dir, baseline=None):
         "gpuops_training_baseline_img_per_sec": baseline,
     }
     started = time.monotonic()
-    run([ansible_playbook(), "-i", args.inventory, "playbooks/verify_training.yml", "-e", json.dumps(extra)],
-        timeout=1800)
+    playbook("verify_training.yml", args.inventory, extra, timeout=1800)
     with open(os.path.join(log_dir, run_name + ".json"), encoding="utf-8") as handle:
         report = json.load(handle)
     report["elapsed_s"] = time.monotonic() - started
@@ -90,7 +90,7 @@ def main():
     image = run(["bash", "tools/build_workload_image.sh", "--framework", args.framework]).strip().splitlines()[-1]
     were_up = subprocess.run(["podman", "container", "exists", args.container_prefix + args.nodes[0]],
                              check=False).returncode == 0
-    run([ansible_playbook(), "-i", args.inventory, "playbooks/lab_nodes.yml", "-e", "lab_nodes_image=" + image])
+    playbook("lab_nodes.yml", args.inventory, {"lab_nodes_image": image})
     log_dir = os.path.join(CACHE_ROOT, "bench", "horovod_scaling")
     os.makedirs(log_dir, exist_ok=True)
     try:
@@ -100,8 +100,7 @@ def main():
     finally:
         # Leave the lab as it was: nodes that were up go back to the plain node image.
         if not args.keep_nodes:
-            run([ansible_playbook(), "-i", args.inventory, "playbooks/lab_nodes.yml",
-                 "-e", "lab_state=%s" % ("present" if were_up else "absent")])
+            playbook("lab_nodes.yml", args.inventory, {"lab_state": "present" if were_up else "absent"})
 
     print("Horovod %s over SSH, %s, model %s, batch %s per rank, image %s"
           % (args.controller, two.get("framework"), two["model"], two["batch_size"], image))

@@ -15,32 +15,18 @@ of its own, so a lab that is already up is not touched.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env  # noqa: E402  (tests/ is on sys.path only now)
+from gpuops_testlib.lab_control_plane import LabError, build_binaries, checked_lab_playbook  # noqa: E402
+
+CLUSTER_NAME = "gpuops-bench"
 TARGET_SECONDS = 30.0
-
-
-def playbook(state, run_dir, env):
-    extra = {"lab_state": state, "lab_control_plane_run_dir": run_dir, "lab_control_plane_cluster_name": "gpuops-bench",
-             "lab_control_plane_build": False}
-    ansible_playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    cmd = [ansible_playbook, "-i", os.path.join(REPO_ROOT, "inventories", "lab"), os.path.join(REPO_ROOT, "playbooks", "lab.yml"),
-           "-e", json.dumps(extra)]
-    started = time.monotonic()
-    result = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - started
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-4000:] + result.stderr[-2000:])
-        raise SystemExit("playbooks/lab.yml lab_state=%s failed" % state)
-    return seconds
 
 
 def main():
@@ -49,28 +35,26 @@ def main():
     args = parser.parse_args()
 
     started = time.monotonic()
-    build = subprocess.run([os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh")], capture_output=True, text=True, check=False)
-    if build.returncode != 0:
-        sys.stderr.write(build.stderr[-4000:])
-        raise SystemExit("tools/build_kube_binaries.sh failed")
-    print("build step: %.1f s (%s)" % (time.monotonic() - started, build.stderr.strip().splitlines()[-1]))
+    try:
+        build_log = build_binaries()[1]
+    except LabError as error:
+        raise SystemExit(str(error))
+    print("build step: %.1f s (%s)" % (time.monotonic() - started, build_log.strip().splitlines()[-1]))
 
     with tempfile.TemporaryDirectory() as tmp:
-        link_parent = os.path.join(tmp, "ansible_collections", "gpuops")
-        os.makedirs(link_parent)
-        os.symlink(REPO_ROOT, os.path.join(link_parent, "cluster"))
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=tmp)
-        env.pop("KUBECONFIG", None)
+        env = ansible_env(collections_dir=tmp, json_output=False)
         run_dir = os.path.join(CACHE_ROOT, "lab", "bench-%d" % os.getpid())
         ups, downs = [], []
         try:
             for run in range(1, args.runs + 1):
-                ups.append(playbook("present", run_dir, env))
-                downs.append(playbook("absent", run_dir, env))
+                ups.append(checked_lab_playbook("present", run_dir, CLUSTER_NAME, env))
+                downs.append(checked_lab_playbook("absent", run_dir, CLUSTER_NAME, env))
                 print("run %d: up %.1f s, down %.1f s" % (run, ups[-1], downs[-1]))
+        except LabError as error:
+            raise SystemExit(str(error))
         finally:
             if len(downs) < len(ups):
-                playbook("absent", run_dir, env)
+                checked_lab_playbook("absent", run_dir, CLUSTER_NAME, env)
 
     median = statistics.median(ups)
     print("lab control plane warm start (playbooks/lab.yml up, %d runs): median %.1f s, min %.1f s, max %.1f s; "

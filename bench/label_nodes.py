@@ -21,16 +21,17 @@ costs seconds per node, the comparison is meant for all N.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE_ROOT = os.environ.get("GPUOPS_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpuops")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, checked, run_playbook  # noqa: E402  (tests/ on sys.path)
+from gpuops_testlib.lab_control_plane import LabError, checked_lab_playbook  # noqa: E402
+
+CLUSTER_NAME = "gpuops-bench-labels"
 BULK_PLAYBOOK = os.path.join(REPO_ROOT, "bench", "playbooks", "label_nodes_bulk.yml")
 LOOP_PLAYBOOK = os.path.join(REPO_ROOT, "bench", "playbooks", "label_nodes_k8s_loop.yml")
 NODE_PREFIX = "bench-label-"
@@ -43,30 +44,17 @@ BULK_LABELS = {"bench.gpuops.io/bulk-gpu-present": "true", "bench.gpuops.io/bulk
                "bench.gpuops.io/bulk-gpu-count": "8", "bench.gpuops.io/bulk-rack": "r01"}
 
 
-def ansible_playbook(env, playbook, extra, inventory="localhost,"):
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, playbook,
-           "-e", json.dumps(extra)]
-    started = time.monotonic()
-    result = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - started
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-4000:] + result.stderr[-2000:])
-        raise SystemExit("%s failed (rc=%d)" % (os.path.relpath(playbook, REPO_ROOT), result.returncode))
-    return seconds, result.stdout
-
-
-def recap_changed(stdout):
-    for line in stdout.splitlines():
-        if line.startswith("localhost") and "changed=" in line:
-            return int(line.split("changed=")[1].split()[0])
-    raise SystemExit("no PLAY RECAP line in the ansible-playbook output")
+def timed_playbook(env, playbook, extra):
+    """One whole ansible-playbook run: (seconds, how many changes it reported)."""
+    done = checked(run_playbook(playbook, extra_vars=extra, env=env))
+    return done.seconds, done.host_stats("localhost").get("changed", 0)
 
 
 def lab_playbook(state, run_dir, env):
-    extra = {"lab_state": state, "lab_control_plane_run_dir": run_dir,
-             "lab_control_plane_cluster_name": "gpuops-bench-labels", "lab_control_plane_build": False}
-    return ansible_playbook(env, os.path.join(REPO_ROOT, "playbooks", "lab.yml"), extra,
-                            inventory=os.path.join(REPO_ROOT, "inventories", "lab"))[0]
+    try:
+        return checked_lab_playbook(state, run_dir, CLUSTER_NAME, dict(env, ANSIBLE_STDOUT_CALLBACK="default"))
+    except LabError as error:
+        raise SystemExit(str(error))
 
 
 def create_nodes(core, names):
@@ -113,19 +101,17 @@ def bench(kubeconfig, env, count, parallelism, loop_count):
         extra = {"bench_kubeconfig": kubeconfig, "bench_nodes": names, "bench_parallelism": parallelism}
         loop_names = names[:loop_count]
         loop_extra = dict(extra, bench_nodes=loop_names, bench_labels=LOOP_LABELS)
-        loop_seconds, loop_out = ansible_playbook(env, LOOP_PLAYBOOK, loop_extra)
+        loop_seconds, loop_changed = timed_playbook(env, LOOP_PLAYBOOK, loop_extra)
         verify(core, loop_names, LOOP_LABELS)
-        print("kubernetes.core.k8s loop, %d tasks: %.1f s (changed=%d)"
-              % (loop_count, loop_seconds, recap_changed(loop_out)))
+        print("kubernetes.core.k8s loop, %d tasks: %.1f s (changed=%d)" % (loop_count, loop_seconds, loop_changed))
         if loop_count != count:
             loop_seconds = loop_seconds * count / loop_count
             print("  scaled to %d nodes: %.1f s (EXTRAPOLATED from %d)" % (count, loop_seconds, loop_count))
-        bulk_seconds, bulk_out = ansible_playbook(env, BULK_PLAYBOOK, dict(extra, bench_labels=BULK_LABELS))
+        bulk_seconds, bulk_changed = timed_playbook(env, BULK_PLAYBOOK, dict(extra, bench_labels=BULK_LABELS))
         verify(core, names, BULK_LABELS)
         print("gpuops.cluster.node_labels, 1 task, parallelism %d: %.1f s (changed=%d)"
-              % (parallelism, bulk_seconds, recap_changed(bulk_out)))
-        again_seconds, again_out = ansible_playbook(env, BULK_PLAYBOOK, dict(extra, bench_labels=BULK_LABELS))
-        again_changed = recap_changed(again_out)
+              % (parallelism, bulk_seconds, bulk_changed))
+        again_seconds, again_changed = timed_playbook(env, BULK_PLAYBOOK, dict(extra, bench_labels=BULK_LABELS))
         print("gpuops.cluster.node_labels, no-change re-run: %.1f s (changed=%d)" % (again_seconds, again_changed))
     finally:
         delete_nodes(core, names)
@@ -148,11 +134,7 @@ def main():
     loop_count = min(args.loop_nodes or args.nodes, args.nodes)
 
     with tempfile.TemporaryDirectory() as tmp:
-        link_parent = os.path.join(tmp, "ansible_collections", "gpuops")
-        os.makedirs(link_parent)
-        os.symlink(REPO_ROOT, os.path.join(link_parent, "cluster"))
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=tmp)
-        env.pop("KUBECONFIG", None)
+        env = ansible_env(collections_dir=tmp)
         if args.kubeconfig:
             return bench(args.kubeconfig, env, args.nodes, args.parallelism, loop_count)
         run_dir = os.path.join(CACHE_ROOT, "lab", "bench-labels-%d" % os.getpid())

@@ -27,19 +27,19 @@ started with playbooks/lab.yml in a temporary run directory and stopped at the e
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 
-import yaml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import ansible_env, finish, start_playbook, write_play  # noqa: E402  (tests/ on sys.path)
+from gpuops_testlib.lab_control_plane import LabError, checked_lab_playbook  # noqa: E402
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+CLUSTER_NAME = "gpuops-bench-mpijob"
 
 FAILURES = {
     "crash": {"exit_code": 137, "container_reason": "OOMKilled", "reason": None, "message": None},
@@ -48,31 +48,11 @@ FAILURES = {
 }
 
 
-def ansible_env(tmp):
-    link_parent = os.path.join(tmp, "ansible_collections", "gpuops")
-    os.makedirs(link_parent)
-    os.symlink(REPO_ROOT, os.path.join(link_parent, "cluster"))
-    env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=tmp,
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
-    env.pop("KUBECONFIG", None)
-    return env
-
-
-def ansible_playbook():
-    return os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-
-
 def lab(state, run_dir, env):
-    extra = {"lab_state": state, "lab_control_plane_run_dir": run_dir,
-             "lab_control_plane_cluster_name": "gpuops-bench-mpijob", "lab_control_plane_build": False}
-    lab_env = dict(env, ANSIBLE_STDOUT_CALLBACK="default")
-    result = subprocess.run([ansible_playbook(), "-i", os.path.join(REPO_ROOT, "inventories", "lab"),
-                             os.path.join(REPO_ROOT, "playbooks", "lab.yml"), "-e", json.dumps(extra)],
-                            cwd=REPO_ROOT, env=lab_env, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout[-4000:] + result.stderr[-2000:])
-        raise SystemExit("playbooks/lab.yml lab_state=%s failed (run tools/build_kube_binaries.sh first)" % state)
+    try:
+        checked_lab_playbook(state, run_dir, CLUSTER_NAME, dict(env, ANSIBLE_STDOUT_CALLBACK="default"))
+    except LabError as error:
+        raise SystemExit(str(error))
 
 
 def held_job(namespace, name):
@@ -132,11 +112,8 @@ def trial(core, env, tmp, kubeconfig, method, kind, timeout):
         play = [{"name": "bench", "hosts": "localhost", "connection": "local", "gather_facts": False,
                  "vars": {"ansible_python_interpreter": sys.executable},
                  "tasks": [wait_task(method, kubeconfig, held_job(namespace, name), timeout)]}]
-        path = os.path.join(tmp, "%s-%s.yml" % (method, kind))
-        with open(path, "w", encoding="utf-8") as handle:
-            yaml.safe_dump(play, handle, sort_keys=False)
-        process = subprocess.Popen([ansible_playbook(), "-i", "localhost,", path], cwd=REPO_ROOT, env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = start_playbook(write_play(os.path.join(tmp, "%s-%s.yml" % (method, kind)), play), env=env)
+        process = started[1]
         deadline = time.monotonic() + 60
         while True:
             pods = core.list_namespaced_pod(namespace, label_selector="%s=%s" % (JOB_NAME_LABEL, name)).items
@@ -150,9 +127,9 @@ def trial(core, env, tmp, kubeconfig, method, kind, timeout):
         time.sleep(3)
         failed_at = time.time()
         fail_worker(core, namespace, name + "-worker-1", FAILURES[kind])
-        stdout, _stderr = process.communicate(timeout=timeout + 120)
+        done = finish(started, timeout=timeout + 120)
         latency = time.time() - failed_at
-        result = json.loads(stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+        result = done.document["plays"][0]["tasks"][0]["hosts"]["localhost"]
         outcome = ("FAILED: " + result.get("reason", result.get("msg", ""))) if result.get("failed") else "ok"
         return latency, outcome
     finally:
@@ -170,7 +147,7 @@ def main():
     from kubernetes import client, config
 
     with tempfile.TemporaryDirectory() as tmp:
-        env = ansible_env(tmp)
+        env = ansible_env(collections_dir=tmp)
         run_dir = None
         kubeconfig = args.kubeconfig
         if not kubeconfig:

@@ -23,7 +23,9 @@ import sys
 import tempfile
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import ansible_env, program  # noqa: E402  (tests/ on sys.path)
+
 AWK_SUM = "/Iter #/ && /img\\/sec per/ {sum += $(NF-3); n++} END {printf \"%.1f over %d lines\\n\", sum, n}"
 
 
@@ -68,7 +70,7 @@ def main():
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"))
+    env = ansible_env(json_output=False)
     with open("/proc/loadavg") as handle:
         print("load average before: %s" % " ".join(handle.read().split()[:3]))
     print("%10s %8s %10s %9s %10s %9s %8s" % ("lines", "MB", "ours s", "ours MB", "awk s", "awk MB", "ratio"))
@@ -76,7 +78,7 @@ def main():
     for size in args.sizes:
         log = os.path.join(workdir, "run-%d.log" % size)
         write_log(log, size, args.ranks)
-        ours_command = ["ansible", "localhost", "-m", "gpuops.cluster.training_report",
+        ours_command = [program("ansible"), "localhost", "-m", "gpuops.cluster.training_report",
                         "-a", "src=%s report_path=%s" % (log, os.path.join(workdir, "run-%d.json" % size))]
         awk_command = ["awk", AWK_SUM, log]
         ours, awk, ratios = [], [], []

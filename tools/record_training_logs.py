@@ -17,7 +17,6 @@ on node2 (a job that fails). Their playbook fails, which is expected; every othe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -28,7 +27,11 @@ import time
 
 import yaml
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook  # noqa: E402  (tests/ on sys.path)
+
+VERIFY_PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
+LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
 DEFAULT_DEST = os.path.join(REPO_ROOT, "tests", "unit", "fixtures", "training_logs")
 NODE_CONTAINER = "gpuops-lab-%s"
 REMOTE_WORK_DIR = "/var/tmp/gpuops-training"
@@ -92,8 +95,6 @@ def record(name, spec, dest, log_dir, env):
              "ssh_launcher_slots_per_host": slots, "ssh_launcher_program_args": program_args,
              "ssh_launcher_run_name": run_name, "ssh_launcher_log_dir": log_dir,
              "gpuops_training_expect_ranks": len(hosts.split(",")) * slots, "gpuops_training_baseline_img_per_sec": None}
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(REPO_ROOT, "inventories", "lab"),
-            os.path.join(REPO_ROOT, "playbooks", "verify_training.yml"), "-e", json.dumps(extra)]
     print("%s: %s, hosts %s, %d slot(s) each" % (name, controller, hosts, slots), flush=True)
     done = threading.Event()
     watcher = None
@@ -101,7 +102,7 @@ def record(name, spec, dest, log_dir, env):
         watcher = threading.Thread(target=interrupt, args=(run_name,) + interruption + (done,))
         watcher.start()
     started = time.monotonic()
-    result = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    result = run_playbook(VERIFY_PLAYBOOK, LAB_INVENTORY, extra, env=env, timeout=1800)
     done.set()
     if watcher:
         watcher.join()
@@ -109,13 +110,13 @@ def record(name, spec, dest, log_dir, env):
     if not os.path.exists(source):
         sys.stderr.write(result.stdout[-4000:])
         raise SystemExit("%s: no log was fetched" % name)
-    if interruption is None and result.returncode != 0:
+    if interruption is None and result.rc != 0:
         sys.stderr.write(result.stdout[-4000:])
         raise SystemExit("%s: the playbook failed" % name)
     target = os.path.join(dest, "lab_%s.log" % name)
     shutil.copyfile(source, target)
     print("  %s (%.0f s, playbook rc=%d)" % (os.path.relpath(target, REPO_ROOT), time.monotonic() - started,
-                                             result.returncode), flush=True)
+                                             result.rc), flush=True)
 
 
 def main():
@@ -126,7 +127,7 @@ def main():
     for container in ("node1", "node2"):
         if subprocess.run(["podman", "container", "exists", NODE_CONTAINER % container], check=False).returncode != 0:
             raise SystemExit("the lab node %s is not running: start the lab with make lab first" % container)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env = ansible_env(json_output=False)
     with tempfile.TemporaryDirectory() as log_dir:
         for name in args.only or RECORDINGS:
             record(name, RECORDINGS[name], args.dest, log_dir, env)

@@ -179,6 +179,13 @@ def run_playbook(playbook, inventory="localhost,", extra_vars=None, options=(), 
     return run(playbook_command(playbook, inventory, extra_vars, options), env=env, timeout=timeout)
 
 
+def checked(done):
+    """done, when ansible-playbook succeeded; else AnsibleRunError saying which tasks failed and why."""
+    if done.rc != 0:
+        raise AnsibleRunError(done.explain())
+    return done
+
+
 def start_playbook(playbook, inventory="localhost,", extra_vars=None, options=(), env=None):
     """ansible-playbook started and left running (for a test that acts while it waits); see finish()."""
     argv = playbook_command(playbook, inventory, extra_vars, options)

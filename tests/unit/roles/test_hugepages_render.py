@@ -6,8 +6,6 @@ two that write the kernel command line run a second time to show that nothing ch
 
 import json
 
-import pytest
-
 from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, case_fixtures, write_fake_tool
 
 ARGS_1G = "default_hugepagesz=1G hugepagesz=1G hugepages=16"

@@ -4,8 +4,6 @@ All cases render in one ansible-playbook run (gpuops_testlib.role_cases), each u
 RHEL 9 case runs a second time to show that nothing changes.
 """
 
-import pytest
-
 from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, case_fixtures, write_fake_tool
 
 FAKE_NVIDIA_SMI = """
