@@ -21,6 +21,7 @@ import sys
 import pytest
 import yaml
 
+from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, run_playbook
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_network_exists, lab_processes,
@@ -201,19 +202,15 @@ def _check_run(example, extra_files=(), playbook="site.yml", tags="gpu_stack,mpi
         "gpu_node_labels_gpu_count": 8,
         "gpu_node_labels_gpu_product": "NVIDIA-A100-SXM4-80GB",
     }
-    argv = [venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example),
-            os.path.join(REPO_ROOT, "playbooks", playbook), "--check", "--diff", "--tags", tags,
-            "-e", json.dumps(overrides)]
-    for path in extra_files:
-        argv += ["-e", "@" + path]
-    run = Run(argv, timeout=900, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", TMPDIR=os.path.join(LAB_DIR, "tmp"))
+    done = run_playbook(os.path.join(REPO_ROOT, "playbooks", playbook), os.path.join(EXAMPLES, example),
+                        [json.dumps(overrides)] + ["@" + path for path in extra_files],
+                        mode_options(check=True, diff=True, tags=tags),
+                        env=ansible_env(TMPDIR=os.path.join(LAB_DIR, "tmp")), timeout=900)
     try:
-        report = json.loads(run.output[run.output.index("{"):])
-    except ValueError:
-        pytest.fail("no JSON from ansible-playbook:\n" + run.explain(), pytrace=False)
-    results = [(task["task"]["name"], host, result) for play in report["plays"] for task in play["tasks"]
-               for host, result in task["hosts"].items()]
-    return run, report, results
+        report = done.document
+    except AnsibleRunError:
+        pytest.fail("no JSON from ansible-playbook:\n" + done.explain(), pytrace=False)
+    return done, report, list(done.tasks())
 
 
 def _result(results, name):
