@@ -5,7 +5,9 @@
 
 - ansible_run: run ansible-playbook or ansible with this checkout as gpuops.cluster and read the JSON
   callback's document (tests/unit, tests/integration, tests/e2e, bench/, tools/record_training_logs.py).
-- role_cases: render a role for many platforms or inputs in one ansible-playbook run (tests/unit/roles).
+- role_cases: render a role for many platforms or inputs, or run many task lists, in one ansible-playbook
+  run, each case a host (tests/unit/roles); module_code_cache/ keeps the modules' compiled module_utils
+  between those runs.
 - lab_control_plane: bring a lab control plane up and down for one test or bench run.
 - lab_leftovers: the processes and listening ports of one lab run, and the "nothing of the lab is left" check.
 

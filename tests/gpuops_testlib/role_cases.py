@@ -10,6 +10,7 @@ root, its own environment (fake grubby / update-grub / nvidia-smi first on PATH,
 own role variables. The roles' private path variables are extra vars templated with the host's root
 ("{{ case_root }}/etc/fstab"), so they keep the precedence of extra vars while each host writes under its
 own root. A host that fails stops only itself; each test then reads its own host's share of the document.
+run_task_cases does the same for cases that are task lists rather than a role (the GPU stack checks).
 """
 
 from __future__ import annotations
