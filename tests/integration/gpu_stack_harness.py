@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, mode_options, write_play
-from gpuops_testlib.ansible_run import ansible_env as testlib_env
-from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+from gpuops_testlib.ansible_run import ansible_env as shared_ansible_env
+from gpuops_testlib.ansible_run import run_playbook as shared_run_playbook
 from gpuops_testlib.versions import pinned
 # The GPU stack tests take wait_for from here.
 from gpuops_testlib.waiting import wait_for  # noqa: F401  pylint: disable=unused-import
@@ -39,9 +39,9 @@ FACT_CACHE_PREFIX = "facts_"
 def ansible_env(tmp_root, fact_cache=None):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
     if not fact_cache:
-        return testlib_env(tmp_root)
+        return shared_ansible_env(tmp_root)
     # Filled by seed_facts (the cache's file format belongs to ansible-core).
-    return testlib_env(tmp_root, ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
+    return shared_ansible_env(tmp_root, ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
                        ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
 
 
@@ -70,7 +70,7 @@ class Run(AnsibleRun):
 
 
 def run_playbook(env, inventory, extra, check=False, diff=False, tags=None, timeout=900):
-    done = testlib_run_playbook(PLAYBOOK, inventory, extra, mode_options(check, diff, tags), env=env, timeout=timeout)
+    done = shared_run_playbook(PLAYBOOK, inventory, extra, mode_options(check, diff, tags), env=env, timeout=timeout)
     run = Run(done.argv, done.rc, done.stdout, done.stderr, done.seconds)
     assert run.document is not None
     return run
@@ -85,7 +85,7 @@ def seed_facts(env, tmp_root, facts_by_host):
         yaml.safe_dump({"all": {"hosts": dict((host, {}) for host in facts_by_host)}}, handle)
     playbook = write_play(os.path.join(tmp_root, "seed-facts.yml"), {
         "name": "Seed", "hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": tasks})
-    done = testlib_run_playbook(playbook, inventory, env=env, timeout=300)
+    done = shared_run_playbook(playbook, inventory, env=env, timeout=300)
     if done.rc != 0:
         pytest.fail("seeding the fact cache failed:\n%s" % done.stdout[-3000:], pytrace=False)
 

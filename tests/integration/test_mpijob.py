@@ -21,8 +21,8 @@ import time
 import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, AnsibleRun, finish, mode_options, start_playbook, write_play
-from gpuops_testlib.ansible_run import ansible_env as testlib_env
-from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+from gpuops_testlib.ansible_run import ansible_env as shared_ansible_env
+from gpuops_testlib.ansible_run import run_playbook as shared_run_playbook
 
 RECORDED_LOG = os.path.join(REPO_ROOT, "tests", "unit", "fixtures", "training_logs", "horovod_gloo_cpu_2node.log")
 GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
@@ -33,7 +33,7 @@ FAILURE_REPORT_LIMIT_S = 10.0
 @pytest.fixture(scope="module")
 def ansible_env(tmp_path_factory):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
-    return testlib_env(str(tmp_path_factory.mktemp("collections")))
+    return shared_ansible_env(str(tmp_path_factory.mktemp("collections")))
 
 
 class Run(AnsibleRun):
@@ -64,7 +64,7 @@ def as_run(done):
 
 
 def run_playbook(env, playbook, extra=None, check=False, diff=False, timeout=300):
-    return as_run(testlib_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env,
+    return as_run(shared_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env,
                                        timeout=timeout))
 
 

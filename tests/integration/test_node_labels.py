@@ -15,8 +15,8 @@ import uuid
 import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, mode_options
-from gpuops_testlib.ansible_run import ansible_env as testlib_env
-from gpuops_testlib.ansible_run import run_playbook as testlib_run_playbook
+from gpuops_testlib.ansible_run import ansible_env as shared_ansible_env
+from gpuops_testlib.ansible_run import run_playbook as shared_run_playbook
 
 PLAYBOOK = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "node_labels.yml")
 
@@ -29,7 +29,7 @@ GPU_LABELS_AS_STORED = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.produc
 @pytest.fixture(scope="module")
 def ansible_env(tmp_path_factory):
     """ansible-playbook with this checkout as gpuops.cluster and the JSON callback on stdout."""
-    return testlib_env(str(tmp_path_factory.mktemp("collections")))
+    return shared_ansible_env(str(tmp_path_factory.mktemp("collections")))
 
 
 class Run:
@@ -45,7 +45,7 @@ class Run:
 
 
 def run_playbook(env, extra, check=False, diff=False):
-    return Run(testlib_run_playbook(PLAYBOOK, extra_vars=extra, options=mode_options(check, diff), env=env, timeout=300))
+    return Run(shared_run_playbook(PLAYBOOK, extra_vars=extra, options=mode_options(check, diff), env=env, timeout=300))
 
 
 @pytest.fixture
