@@ -42,7 +42,7 @@ def ansible_env(tmp_root, fact_cache=None):
         return shared_ansible_env(tmp_root)
     # Filled by seed_facts (the cache's file format belongs to ansible-core).
     return shared_ansible_env(tmp_root, ANSIBLE_CACHE_PLUGIN="ansible.builtin.jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=fact_cache,
-                       ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
+                              ANSIBLE_CACHE_PLUGIN_PREFIX=FACT_CACHE_PREFIX)
 
 
 class Run(AnsibleRun):

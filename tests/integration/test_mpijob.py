@@ -65,7 +65,7 @@ def as_run(done):
 
 def run_playbook(env, playbook, extra=None, check=False, diff=False, timeout=300):
     return as_run(shared_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env,
-                                       timeout=timeout))
+                                      timeout=timeout))
 
 
 def mpijob_task(task_name, args):

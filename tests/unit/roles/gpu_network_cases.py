@@ -46,7 +46,6 @@ SECONDARY = [
 ]
 
 
-
 # The same bond without GPU NICs or NCCL file: enough to show the platform picks its renderer and
 # that renderer's files validate, where the full node is already rendered for the same vars file.
 BOND_ONLY = dict(NODE_VARS, gpu_network_secondary_nics=[], gpu_network_nccl_enabled=False)
@@ -82,7 +81,6 @@ FLEET = [
     # a cloud VM: no bond, only the per-GPU elastic NICs
     ("ubuntu2204_cloud", "ubuntu2204", dict(NODE_VARS, gpu_network_bond_enabled=False), None),
 ]
-
 
 
 def clashing_root(root):
@@ -187,7 +185,6 @@ ALL_BAD = dict({case: ("rhel9", overrides, fragments) for case, (overrides, frag
 
 def host_label(case):
     return "bad_" + "".join(c if c.isalnum() else "_" for c in case)
-
 
 
 def case(label, platform, role_vars, prepare=None, tool_dirs=()):

@@ -127,7 +127,6 @@ def mode(path):
     return oct(path.stat().st_mode & 0o777)
 
 
-
 def netplan_generate(bin_dir, root):
     """Run netplan's generator over root and return the systemd-networkd files it produced."""
     proc = subprocess.run([str(bin_dir / "netplan"), "generate", "--root-dir", str(root)],

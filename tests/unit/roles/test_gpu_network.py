@@ -282,7 +282,6 @@ def test_debian_networkd_files(gpu_network):
 # --- idempotence and check mode -----------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize("label", [node[0] for node in FLEET])
 def test_second_run_changes_nothing(gpu_network_again, label):
     assert gpu_network_again[label].rc == 0, gpu_network_again[label].failure_messages()
