@@ -115,6 +115,32 @@ options:
       - Run the launcher and the workers in the host's network namespace, as fabrics without a CNI for RDMA
         require.
     type: bool
+  shm_size:
+    description:
+      - The size of a memory-backed C(emptyDir) mounted at C(/dev/shm) in the launcher and every worker, a
+        quantity such as V(1Gi). The container runtime's own C(/dev/shm) (64Mi) is too small for NCCL's
+        shared-memory transport between the ranks of one pod.
+      - When not given (or empty), no volume is added. The memory counts against the pods' memory limit.
+    type: str
+  privileged:
+    description:
+      - Run the worker containers privileged. Off by default; a site turns it on when the ranks must open
+        RDMA devices or map hugepages that the device plugins do not hand to the pod. The launcher, which
+        runs only mpirun, is never privileged.
+    type: bool
+    default: false
+  host_paths:
+    description:
+      - Absolute host paths mounted at the same path in every worker (not the launcher), for example
+        C(/dev/hugepages) for hugepages and C(/sys) for NCCL's view of the PCI and NIC topology. None by
+        default. A relative path or a path given twice is refused.
+    type: list
+    elements: str
+  service_account:
+    description:
+      - The service account of the launcher and the workers (it must exist). When not given, the namespace's
+        C(default) one.
+    type: str
   node_selector:
     description:
       - Node labels the workers must match. The launcher, which runs only mpirun, is not constrained.
@@ -255,6 +281,10 @@ EXAMPLES = r"""
       memory: 256Gi
       hugepages-1Gi: 16Gi
     host_network: true
+    shm_size: 8Gi
+    host_paths: [/dev/infiniband]
+    privileged: true
+    service_account: gpuops-benchmark
     node_selector:
       nvidia.com/gpu.present: "true"
     tolerations:
@@ -420,6 +450,10 @@ def argument_spec():
         resources=dict(type="dict"),
         launcher_resources=dict(type="dict"),
         host_network=dict(type="bool"),
+        shm_size=dict(type="str"),
+        privileged=dict(type="bool", default=False),
+        host_paths=dict(type="list", elements="str"),
+        service_account=dict(type="str"),
         node_selector=dict(type="dict"),
         tolerations=dict(type="list", elements="dict"),
         launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),

@@ -47,8 +47,10 @@ HIGH_LEVEL_OPTIONS = (
     "resources", "launcher_resources", "host_network", "node_selector", "tolerations",
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
-    "image_pull_policy", "labels", "annotations",
+    "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "host_paths", "service_account",
 )
+# Options whose default the module's argument spec fills in: at that value they count as not given.
+_OPTION_DEFAULTS = {"privileged": False}
 
 _CHOICES = (("launcher_creation_policy", LAUNCHER_CREATION_POLICIES),
             ("clean_pod_policy", CLEAN_POD_POLICIES),
@@ -159,6 +161,9 @@ def build_mpijob(params):
                                                           problems)
     tolerations = pod_template.normalize_tolerations(params.get("tolerations"), problems)
     node_selector = pod_template.normalize_node_selector(params.get("node_selector"), problems)
+    shm = pod_template.shm_volume(params.get("shm_size"), problems)
+    host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
+    service_account = pod_template.service_account_name(params.get("service_account"), problems)
     if gpus:
         pod_template.set_extended_resource(worker_resources, gpu_resource, gpus, "gpus_per_worker", problems)
     if problems:
@@ -177,6 +182,16 @@ def build_mpijob(params):
         worker_pod["nodeSelector"] = node_selector
     if tolerations:
         worker_pod["tolerations"] = tolerations
+    if shm:
+        pod_template.mount(launcher_pod, [shm])
+        pod_template.mount(worker_pod, [shm])
+    # Host paths and privilege are for the ranks' devices (RDMA, hugepages, sysfs); mpirun needs neither.
+    pod_template.mount(worker_pod, host_paths)
+    if params.get("privileged"):
+        pod_template.privileged(worker_pod)
+    if service_account:
+        launcher_pod["serviceAccountName"] = service_account
+        worker_pod["serviceAccountName"] = service_account
 
     spec = {
         "slotsPerWorker": slots,
@@ -244,7 +259,8 @@ def from_definition(definition, name=None, namespace=None):
 
 
 def high_level_options_given(params):
-    return sorted(option for option in HIGH_LEVEL_OPTIONS if params.get(option) not in (None, [], {}))
+    return sorted(option for option in HIGH_LEVEL_OPTIONS
+                  if params.get(option) not in (None, "", [], {}) and params.get(option) is not _OPTION_DEFAULTS.get(option))
 
 
 def desired_job(params):

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """Pod template pieces every job kind builds the same way: containers, resources, env, tolerations,
-node selectors and integer options, each checked with every problem collected (named by its argument)
-rather than stopping at the first."""
+node selectors, volumes (/dev/shm, host paths), the service account and integer options, each checked with
+every problem collected (named by its argument) rather than stopping at the first."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text, is_dns1123_subdomain
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import (
     is_counted,
     is_hugepages,
@@ -23,6 +23,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities impo
 TOLERATION_OPERATORS = ("Exists", "Equal")
 IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _TOLERATION_FIELDS = {"key", "operator", "value", "effect", "tolerationSeconds", "toleration_seconds"}
+SHM_PATH = "/dev/shm"
 
 
 def int_option(params, argument, minimum, problems):
@@ -199,3 +200,64 @@ def set_extended_resource(resources, resource_name, count, argument, problems):
     limits[resource_name] = str(count)
     if "requests" in resources:
         resources["requests"][resource_name] = str(count)
+
+
+def shm_volume(size, problems):
+    """The memory-backed emptyDir of `size` (the `shm_size` option) mounted at /dev/shm, as (volume, mount),
+    or None when no size is given. The container runtime's own /dev/shm is 64Mi, too small for NCCL's
+    shared-memory transport between the ranks of one pod."""
+    if size in (None, ""):
+        return None
+    text = quantity_text(size)
+    if text is None:
+        problems.append("shm_size: {0!r} is not a valid quantity (expected a memory size such as 512Mi or 1Gi)".format(size))
+        return None
+    volume = {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": text}}
+    return volume, {"name": "dshm", "mountPath": SHM_PATH}
+
+
+def host_path_volumes(paths, problems):
+    """Each absolute path of `host_paths` as a hostPath volume mounted at the same path, as (volume, mount)
+    pairs; a relative path or one given twice is refused, naming it."""
+    if paths is None:
+        return []
+    if not isinstance(paths, list):
+        problems.append("host_paths must be a list of absolute paths, got {0!r}".format(paths))
+        return []
+    result, seen = [], set()
+    for index, path in enumerate(paths):
+        if not isinstance(path, str) or not path.startswith("/"):
+            problems.append("host_paths[{0}]: {1!r} must be an absolute path such as /dev/hugepages".format(index, path))
+            continue
+        if path in seen:
+            problems.append("host_paths[{0}]: {1} is given twice".format(index, path))
+            continue
+        seen.add(path)
+        name = "host-path-{0}".format(len(result))
+        result.append(({"name": name, "hostPath": {"path": path}}, {"name": name, "mountPath": path}))
+    return result
+
+
+def mount(pod_spec, volumes_and_mounts):
+    """Add (volume, mount) pairs to a pod spec and to each of its containers."""
+    for volume, volume_mount in volumes_and_mounts:
+        pod_spec.setdefault("volumes", []).append(copy.deepcopy(volume))
+        for spec in pod_spec["containers"]:
+            spec.setdefault("volumeMounts", []).append(copy.deepcopy(volume_mount))
+
+
+def privileged(pod_spec):
+    """Run every container of the pod privileged (RDMA devices, hugepages and sysfs need it on some sites)."""
+    for spec in pod_spec["containers"]:
+        spec.setdefault("securityContext", {})["privileged"] = True
+
+
+def service_account_name(name, problems):
+    """The `service_account` option, checked as a DNS-1123 subdomain; None when not given."""
+    if name in (None, ""):
+        return None
+    if not isinstance(name, str) or not is_dns1123_subdomain(name):
+        problems.append("service_account {0!r} must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', "
+                        "starting and ending with a letter or digit".format(name))
+        return None
+    return name

@@ -259,3 +259,60 @@ def test_job_without_the_annotation_is_compared_on_the_desired_fields_only():
     assert spec_differences(body, live) == []
     live["spec"]["slotsPerWorker"] = 1
     assert spec_differences(body, live) == ["spec.slotsPerWorker: 1 -> 8"]
+
+
+def test_shm_is_a_memory_emptydir_mounted_in_launcher_and_every_worker():
+    body = build_mpijob(dict(VALID, shm_size="2Gi"))
+    volume = {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}
+    for role in ("Launcher", "Worker"):
+        pod = body["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["volumes"] == [volume]
+        assert pod["containers"][0]["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert "volumes" not in build_mpijob(dict(VALID, shm_size=""))["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+
+
+def test_privileged_host_paths_and_service_account():
+    body = build_mpijob(dict(VALID, shm_size="1Gi", privileged=True, host_paths=["/dev/hugepages", "/sys"],
+                             service_account="gpuops-benchmark"))
+    launcher = body["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    worker = body["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["volumes"] == [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+        {"name": "host-path-0", "hostPath": {"path": "/dev/hugepages"}},
+        {"name": "host-path-1", "hostPath": {"path": "/sys"}},
+    ]
+    assert worker["containers"][0]["volumeMounts"] == [
+        {"name": "dshm", "mountPath": "/dev/shm"},
+        {"name": "host-path-0", "mountPath": "/dev/hugepages"},
+        {"name": "host-path-1", "mountPath": "/sys"},
+    ]
+    assert worker["containers"][0]["securityContext"] == {"privileged": True}
+    # mpirun needs neither the host's devices nor privilege.
+    assert launcher["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
+    assert "securityContext" not in launcher["containers"][0]
+    assert launcher["serviceAccountName"] == worker["serviceAccountName"] == "gpuops-benchmark"
+
+
+def test_privileged_off_and_no_host_paths_leave_the_pods_alone():
+    worker = build_mpijob(dict(VALID, privileged=False, host_paths=[]))["spec"]["mpiReplicaSpecs"]["Worker"]
+    assert worker["template"]["spec"] == {"containers": [{"name": "worker", "image": "horovod:0.28.1"}]}
+
+
+def test_bad_shm_size_host_paths_and_service_account_are_refused_naming_them():
+    problems = problems_of(dict(VALID, shm_size="1 GB", host_paths=["dev/hugepages", "/sys", "/sys"],
+                                service_account="Bench_SA"))
+    assert problems == [
+        "shm_size: '1 GB' is not a valid quantity (expected a memory size such as 512Mi or 1Gi)",
+        "host_paths[0]: 'dev/hugepages' must be an absolute path such as /dev/hugepages",
+        "host_paths[2]: /sys is given twice",
+        "service_account 'Bench_SA' must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', "
+        "starting and ending with a letter or digit",
+    ]
+
+
+def test_definition_with_privileged_at_its_default_is_accepted_but_not_with_host_paths():
+    definition = copy.deepcopy(DGX_PAIR_EXPECTED)
+    assert desired_job(dict(definition=definition, privileged=False))["spec"] == DGX_PAIR_EXPECTED["spec"]
+    assert problems_of(dict(definition=definition, privileged=True, host_paths=["/sys"])) == [
+        "definition is mutually exclusive with host_paths, privileged: give a raw MPIJob or the high-level options, "
+        "not both"]

@@ -116,3 +116,15 @@ def test_request_timeout_below_one_second_is_refused_before_any_api_client_is_bu
 def test_api_key_is_not_logged_and_the_connection_options_are_the_shared_ones():
     assert mpijob.argument_spec()["api_key"]["no_log"] is True
     assert mpijob.argument_spec()["request_timeout"] == {"type": "int", "default": 60}
+
+
+def test_launch_options_reach_the_spec_and_a_relative_host_path_is_refused():
+    api = FakeMPIJobApi()
+    outcome = run(dict(ARGS, shm_size="1Gi", host_paths=["/dev/hugepages"], privileged=True,
+                       service_account="gpuops-benchmark"), api, check_mode=True)
+    worker = outcome.result["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["volumes"][1] == {"name": "host-path-0", "hostPath": {"path": "/dev/hugepages"}}
+    assert worker["containers"][0]["securityContext"] == {"privileged": True}
+    assert worker["serviceAccountName"] == "gpuops-benchmark"
+    refused = run(dict(ARGS, host_paths=["sys"]), api=None)
+    assert refused.result["problems"] == ["host_paths[0]: 'sys' must be an absolute path such as /dev/hugepages"]
