@@ -142,7 +142,8 @@ def test_launcher_role_runs_the_job_collects_the_simulated_log_and_the_report_ju
     assert job["phase"] == "Succeeded"
     assert job["replica_statuses"]["Launcher"]["succeeded"] == 1
     assert job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] == [
-        "mpirun", "-np", "4", "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot", "-x", "OMP_NUM_THREADS",
+        "mpirun", "-np", "4", "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot", "-x", "PATH",
+        "-x", "LD_LIBRARY_PATH", "-x", "OMP_NUM_THREADS",
         "python3", "/opt/gpuops/gpuops_benchmark.py", "--framework", "pytorch", "--model", "resnet18",
         "--batch-size", "16"]
     # kwok runs no container: the API cannot serve the launcher's log, the recorded one stands in, and says so.

@@ -1,0 +1,90 @@
+"""The mpijob_launcher role's launch contract without a cluster: the launcher's and the workers' default
+commands rendered from the role's defaults and vars, and validate.yml refusing a bad SSH port.
+
+Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
+The job these commands go into runs against the lab's API server in tests/integration/test_mpijob.py.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from gpuops_testlib.role_cases import run_task_cases
+
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "mpijob_launcher"
+IMAGE = {"mpijob_launcher_image": "horovod:0.28.1"}
+
+
+def render_commands(role_vars):
+    """Load the role's defaults and vars, put the case's variables above them, and show both commands."""
+    tasks = [
+        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
+        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
+        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
+        {"name": "Render", "ansible.builtin.debug": {"msg": {
+            "launcher": "{{ __mpijob_launcher_default_command }}",
+            "worker": "{{ __mpijob_launcher_default_worker_command }}"}}},
+    ]
+    return tasks, {}
+
+
+def validate(role_vars):
+    include = {"name": "gpuops.cluster.mpijob_launcher", "tasks_from": "validate.yml"}
+    return [{"name": "Check", "ansible.builtin.include_role": include}], dict(IMAGE, **role_vars)
+
+
+ENV = {"NCCL_DEBUG": "INFO", "LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}
+CASES = {
+    "pod_network": render_commands({"mpijob_launcher_env": ENV, "mpijob_launcher_workers": 2,
+                                    "mpijob_launcher_slots_per_worker": 2}),
+    "host_network": render_commands({"mpijob_launcher_host_network": True, "mpijob_launcher_ssh_port": 2022}),
+    "host_network_default_port": render_commands({"mpijob_launcher_host_network": True}),
+    "port_too_high": validate({"mpijob_launcher_ssh_port": 65536}),
+    "port_not_a_number": validate({"mpijob_launcher_ssh_port": "ssh"}),
+    "port_highest": validate({"mpijob_launcher_ssh_port": 65535}),
+}
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    return run_task_cases(tmp_path_factory.mktemp("mpijob_launcher"), CASES)
+
+
+def commands(ran, name):
+    result = ran[name]
+    assert result.rc == 0, result.failures()
+    return result.results("Render")[0]["msg"]
+
+
+MPIRUN_ARGS = ["--allow-run-as-root", "-bind-to", "none", "-map-by", "slot"]
+PROGRAM = ["python3", "/opt/gpuops/gpuops_benchmark.py"]
+
+
+def test_ranks_get_path_ld_library_path_and_every_variable_once(ran):
+    rendered = commands(ran, "pod_network")
+    assert rendered["launcher"] == (["mpirun", "-np", "4"] + MPIRUN_ARGS
+                                    + ["-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "HOROVOD_CYCLE_TIME",
+                                       "-x", "NCCL_DEBUG"] + PROGRAM)
+    # In the pod's own network namespace sshd keeps port 22.
+    assert rendered["worker"] == ["/usr/sbin/sshd", "-De"]
+
+
+@pytest.mark.parametrize("case, port", [("host_network", "2022"), ("host_network_default_port", "2222")])
+def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, port):
+    rendered = commands(ran, case)
+    assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", port]
+    assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p " + port,
+                                                                            "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+                                    + PROGRAM)
+
+
+@pytest.mark.parametrize("case, shown", [("port_too_high", "65536"), ("port_not_a_number", "ssh")])
+def test_a_port_outside_1_to_65535_is_refused_naming_the_variable(ran, case, shown):
+    result = ran[case]
+    assert result.rc != 0
+    assert result.failure_messages() == [
+        "mpijob_launcher_ssh_port must be a port number from 1 to 65535, got '%s'" % shown]
+
+
+def test_the_highest_port_passes(ran):
+    assert ran["port_highest"].rc == 0, ran["port_highest"].failures()
