@@ -16,7 +16,7 @@ with open(os.path.join(REPO_ROOT, "versions.yml"), encoding="utf-8") as _handle:
 
 
 def pinned(name):
-    """The version versions.yml pins for name, such as pinned("mpi_operator") -> "v0.8.0"."""
+    """The version versions.yml pins for name, such as pinned("mpi_operator") -> "v0.8.2"."""
     if name not in PINNED:
         raise KeyError("versions.yml pins no %r (it pins %s)" % (name, ", ".join(sorted(PINNED))))
     return str(PINNED[name])
