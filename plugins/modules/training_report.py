@@ -253,7 +253,9 @@ summary:
       C(report:) and C(chart:) when asked for.
     - The per-iteration series is not returned; the JSON report holds it under C(iterations), one
       entry per rank with the lists C(iteration) and C(img_per_sec).
-  returned: success or threshold failure
+    - When the log cannot be judged at all (missing, unreadable, a refused figure), only C(verdict:),
+      C(failures:) with the error and C(log:).
+  returned: always
   type: list
   elements: str
   sample: ["verdict:     PASSED (horovodrun --gloo over SSH (node1, node2))",
@@ -354,6 +356,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import unjudged_lines
 
 ARGUMENT_SPEC = dict(
     src=dict(type="path"),
@@ -377,7 +380,8 @@ def main():
     try:
         result = run_training_report(module.params, module.check_mode, module._diff, warn=module.warn)
     except TrainingReportError as error:
-        module.fail_json(msg=missing_required_lib(error.library) if error.library else str(error))
+        message = missing_required_lib(error.library) if error.library else str(error)
+        module.fail_json(msg=message, summary=unjudged_lines(message, module.params))
     if not result["passed"]:
         module.fail_json(msg="training verdict: %s" % "; ".join(result["failures"]), **result)
     module.exit_json(**result)

@@ -24,9 +24,13 @@ def _or(value, default="?"):
     return default if value is None else value
 
 
-def _verdict(report, options):
+def _verdict(passed, options):
     launched_by = options.get("launched_by")
-    return "%s%s" % ("PASSED" if report["passed"] else "FAILED", " (%s)" % launched_by if launched_by else "")
+    return "%s%s" % ("PASSED" if passed else "FAILED", " (%s)" % launched_by if launched_by else "")
+
+
+def _log(options):
+    return _label("log", options.get("src") or "(given as content)")
 
 
 def _ranks(report, device):
@@ -72,7 +76,7 @@ def summary_lines(report, options):
     """The printable lines of a report, in a fixed order, labels padded to one width. options gives
     launched_by, cpu_transport, src and the report and chart paths."""
     device = report["device"] or "device"
-    lines = [_label("verdict", _verdict(report, options))]
+    lines = [_label("verdict", _verdict(report["passed"], options))]
     if not report["passed"]:
         lines.append(_label("failures", "; ".join(report["failures"])))
     lines.append(_label("ranks", _ranks(report, device)))
@@ -84,8 +88,13 @@ def summary_lines(report, options):
     lines.append(_label("transport", _transport(report, options)))
     if report["warnings"]:
         lines.append(_label("warnings", "; ".join(report["warnings"])))
-    lines.append(_label("log", options.get("src") or "(given as content)"))
+    lines.append(_log(options))
     for name in ("report", "chart"):
         if options.get(name + "_path"):
             lines.append(_label(name, options[name + "_path"]))
     return lines
+
+
+def unjudged_lines(problem, options):
+    """The lines of a log that could not be judged at all (missing, unreadable, a refused figure)."""
+    return [_label("verdict", _verdict(False, options)), _label("failures", problem), _log(options)]

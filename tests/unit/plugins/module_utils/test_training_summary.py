@@ -4,7 +4,7 @@
 
 import os
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines, unjudged_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
@@ -66,3 +66,11 @@ def test_warnings_are_one_line_and_a_summary_only_log_has_no_per_rank_line():
     lines = summary_lines(report, {})
     assert not any(line.startswith("per rank:") for line in lines)
     assert "warnings:    the log holds 1 Python traceback(s)" in lines
+
+
+def test_a_log_that_cannot_be_judged_says_why_in_the_same_form():
+    lines = unjudged_lines("src: /x.log does not exist; expected the benchmark's log file",
+                           {"src": "/x.log", "launched_by": "an MPIJob (ml/bench)"})
+    assert lines == ["verdict:     FAILED (an MPIJob (ml/bench))",
+                     "failures:    src: /x.log does not exist; expected the benchmark's log file",
+                     "log:         /x.log"]

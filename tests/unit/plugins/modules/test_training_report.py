@@ -157,3 +157,5 @@ def test_a_nan_figure_fails_the_task_naming_the_file_line(tmp_path, capsys):
     assert code == 1
     assert result["msg"] == ("line 2 of %s: the figure nan is not a number of images per second: "
                              "'Rank 0: Iter #1: nan img/sec per GPU'" % log)
+    # A log that cannot be judged still has the summary lines a person reads, made in the same place.
+    assert result["summary"] == ["verdict:     FAILED", "failures:    " + result["msg"], "log:         %s" % log]
