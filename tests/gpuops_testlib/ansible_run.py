@@ -165,18 +165,21 @@ class AnsibleRun:
             self.rc, self.seconds, " ".join(self.argv[2:])[:600], failed, self.stderr[-2000:])
 
 
-def run(argv, env=None, timeout=900, merge_output=False):
+def run(argv, env=None, timeout=900, merge_output=False, result_class=AnsibleRun):
     """Run an Ansible command (or any command) from the repository root to its end."""
     started = time.monotonic()
     process = subprocess.run(argv, cwd=REPO_ROOT, env=env if env is not None else ansible_env(), text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_output else subprocess.PIPE,
                              check=False, timeout=timeout)
-    return AnsibleRun(argv, process.returncode, process.stdout, process.stderr or "", time.monotonic() - started)
+    return result_class(argv, process.returncode, process.stdout, process.stderr or "", time.monotonic() - started)
 
 
-def run_playbook(playbook, inventory="localhost,", extra_vars=None, options=(), env=None, timeout=900):
-    """ansible-playbook to its end; with the default environment, its JSON document is in the result."""
-    return run(playbook_command(playbook, inventory, extra_vars, options), env=env, timeout=timeout)
+def run_playbook(playbook, inventory="localhost,", extra_vars=None, options=(), env=None, timeout=900,
+                 result_class=AnsibleRun):
+    """ansible-playbook to its end; with the default environment, its JSON document is in the result
+    (an AnsibleRun, or the subclass a test gives as result_class)."""
+    return run(playbook_command(playbook, inventory, extra_vars, options), env=env, timeout=timeout,
+               result_class=result_class)
 
 
 def checked(done):
@@ -194,11 +197,11 @@ def start_playbook(playbook, inventory="localhost,", extra_vars=None, options=()
     return argv, process
 
 
-def finish(started, timeout):
+def finish(started, timeout, result_class=AnsibleRun):
     """Wait for a run from start_playbook and read it."""
     argv, process = started
     stdout, stderr = process.communicate(timeout=timeout)
-    return AnsibleRun(argv, process.returncode, stdout, stderr)
+    return result_class(argv, process.returncode, stdout, stderr)
 
 
 def write_play(path, play):

@@ -70,8 +70,8 @@ class Run(AnsibleRun):
 
 
 def run_playbook(env, inventory, extra, check=False, diff=False, tags=None, timeout=900):
-    done = shared_run_playbook(PLAYBOOK, inventory, extra, mode_options(check, diff, tags), env=env, timeout=timeout)
-    run = Run(done.argv, done.rc, done.stdout, done.stderr, done.seconds)
+    run = shared_run_playbook(PLAYBOOK, inventory, extra, mode_options(check, diff, tags), env=env, timeout=timeout,
+                              result_class=Run)
     assert run.document is not None
     return run
 

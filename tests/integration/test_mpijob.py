@@ -59,13 +59,9 @@ def write_playbook(directory, name, tasks, roles=None):
     return write_play(os.path.join(str(directory), name + ".yml"), play)
 
 
-def as_run(done):
-    return Run(done.argv, done.rc, done.stdout, done.stderr, done.seconds)
-
-
 def run_playbook(env, playbook, extra=None, check=False, diff=False, timeout=300):
-    return as_run(shared_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env,
-                                      timeout=timeout))
+    return shared_run_playbook(playbook, extra_vars=extra, options=mode_options(check, diff), env=env, timeout=timeout,
+                               result_class=Run)
 
 
 def mpijob_task(task_name, args):
@@ -298,7 +294,7 @@ def test_failed_worker_is_reported_within_10_seconds(lab, namespace, ansible_env
         time.sleep(3)
         failed_at = time.time()
         fail_worker(lab, namespace, name + "-worker-1", FAILURES[kind])
-        run = as_run(finish(waiting, timeout=120))
+        run = finish(waiting, timeout=120, result_class=Run)
     finally:
         if waiting[1].poll() is None:
             waiting[1].kill()

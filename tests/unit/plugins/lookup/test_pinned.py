@@ -11,13 +11,9 @@ import os
 import subprocess
 
 import pytest
-import yaml
 
-from gpuops_testlib.ansible_run import run_playbook, write_play
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-with open(os.path.join(REPO_ROOT, "versions.yml")) as _handle:
-    PINS = yaml.safe_load(_handle)
+from gpuops_testlib.ansible_run import REPO_ROOT, run_playbook, write_play
+from gpuops_testlib.versions import PINNED as PINS
 
 
 def lookup(tmp_path, *names):
