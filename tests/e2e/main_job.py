@@ -31,11 +31,6 @@ NETWORK = "gpuops-lab"
 LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}
 
 
-def venv_bin(name):
-    """A program of the virtualenv running the tests (ansible-playbook, ansible-inventory)."""
-    return program(name)
-
-
 def command_env(**extra):
     """The environment of every command: the repository's ansible.cfg, no caller's kubeconfig."""
     return ansible_env(json_output=False, **extra)
@@ -58,24 +53,6 @@ def lab_sh():
     run = Run(["bash", LAB_SH], timeout=3 * 3600)
     sys.stderr.write("tools/lab.sh: rc=%s in %.0f s\n%s\n" % (run.rc, run.seconds, run.output[-3000:]))
     return run
-
-
-def summary_blocks(output):
-    """The final summary: {'MPIJob': {'verdict': ..., 'ranks': ...}, 'SSH launcher': {...}, 'site.yml': ...}."""
-    assert "==== gpuops lab:" in output, output[-4000:]
-    summary = output[output.index("==== gpuops lab:"):]
-    blocks, current = {}, None
-    for line in summary.splitlines():
-        if line.startswith("site.yml:"):
-            blocks["site.yml"] = line.split(":", 1)[1].strip()
-        elif line.startswith("  ") and current is not None:
-            key, _separator, value = line.strip().partition(":")
-            blocks[current][key] = value.strip()
-        else:
-            current = next((name for name in LAUNCHERS if line.startswith(name)), None)
-            if current:
-                blocks[current] = {"title": line}
-    return summary, blocks
 
 
 def lab_processes():

@@ -21,11 +21,11 @@ import sys
 import pytest
 import yaml
 
-from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, run_playbook
+from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, program, run_playbook
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_network_exists, lab_processes,
-    listening_ports, venv_bin,
+    listening_ports,
 )
 
 
@@ -105,7 +105,7 @@ def test_second_run_changes_nothing_and_passes_again(second_run):
 
 
 def _inventory(name):
-    out = subprocess.run([venv_bin("ansible-inventory"), "-i", os.path.join(EXAMPLES, name), "--list"], cwd=REPO_ROOT,
+    out = subprocess.run([program("ansible-inventory"), "-i", os.path.join(EXAMPLES, name), "--list"], cwd=REPO_ROOT,
                          env=command_env(), capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert "WARNING" not in out.stderr, out.stderr
@@ -163,12 +163,12 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
 
 @pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
 def test_example_node_variables_pass_the_roles_argument_specs(example):
-    run = Run([venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
+    run = Run([program("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
     assert run.rc == 0, run.explain()
     recap = run.output[run.output.rindex("PLAY RECAP"):]
     assert len(re.findall(r": ok=1 .*failed=0", recap)) == len(_inventory(example)["gpu_nodes"]["hosts"]), recap
     # The same check refuses a bad value, naming it: it is not vacuous.
-    bad = Run([venv_bin("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS,
+    bad = Run([program("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS,
                "-e", "hugepages_unsupported_action=ignore"], timeout=600)
     assert bad.rc != 0 and "hugepages_unsupported_action must be one of" in bad.output, bad.explain()
 
