@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, program, run
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, run
 from gpuops_testlib.lab_control_plane import build_binaries
 from gpuops_testlib.versions import pinned
 # listening_ports: the e2e tests take it from here with the lab's other probes.
