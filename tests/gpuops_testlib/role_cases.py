@@ -26,6 +26,7 @@ from typing import Callable, Optional
 import pytest
 import yaml
 
+from gpuops_testlib import module_server
 from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env, run_playbook, write_play
 
 CASE_ROOT = "{{ case_root }}"
@@ -99,11 +100,11 @@ class RoleCase:
     facts: dict = field(default_factory=dict)
     tool_dirs: tuple = ()
 
-    def host_vars(self, root):
+    def host_vars(self, root, python=sys.executable):
         environment = dict((key, str(value).format(root=root)) for key, value in self.environment.items())
         environment["PATH"] = os.pathsep.join([str(root / "bin")] + [str(path) for path in self.tool_dirs]
                                               + [os.environ["PATH"]])
-        return dict(self.role_vars, ansible_connection="local", ansible_python_interpreter=sys.executable,
+        return dict(self.role_vars, ansible_connection="local", ansible_python_interpreter=python,
                     case_role=self.role, case_root=str(root), case_environment=environment,
                     case_facts=dict(NODE_FACTS[self.platform], **self.facts))
 
@@ -165,22 +166,23 @@ def render(work_dir, cases, private_vars=None, check=False):
     call with the same work_dir runs on the roots the first one left (idempotence).
     """
     work_dir = Path(work_dir)
-    hosts = {}
     for case in cases:
         root = work_dir / case.name
         if not root.exists():
             root.mkdir(parents=True)
             if case.prepare:
                 case.prepare(root)
-        hosts[case.name] = case.host_vars(root)
     run_number = len(list(work_dir.glob("inventory-*.yml"))) + 1
     inventory = work_dir / ("inventory-%d.yml" % run_number)
-    inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}, sort_keys=False))
     extra = work_dir / "private_vars.json"
     extra.write_text(json.dumps(private_vars or {}))
     playbook = write_play(work_dir / "play.yml", PLAY)
     options = ["--check", "--diff"] if check else []
-    run = run_playbook(playbook, inventory, ["@" + str(extra)], options, env=local_env(work_dir, len(hosts)), timeout=900)
+    env = local_env(work_dir, len(cases))
+    with module_server.serving(env) as python:
+        hosts = dict((case.name, case.host_vars(work_dir / case.name, python)) for case in cases)
+        inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}, sort_keys=False))
+        run = run_playbook(playbook, inventory, ["@" + str(extra)], options, env=env, timeout=900)
     return dict((case.name, CaseResult(run, case.name, work_dir / case.name)) for case in cases)
 
 
@@ -199,17 +201,20 @@ def run_task_cases(work_dir, cases, other_hosts=()):
     cases that set and read facts of other hosts (delegate_facts).
     """
     work_dir = Path(work_dir)
-    hosts = {}
-    for name, (tasks, host_vars) in cases.items():
-        tasks_file = write_play(work_dir / ("tasks-%s.yml" % name), tasks)
-        hosts[name] = dict(host_vars, ansible_connection="local", ansible_python_interpreter=sys.executable,
-                           case_tasks=tasks_file)
+    tasks_files = {}
+    for name, (tasks, _host_vars) in cases.items():
+        tasks_files[name] = write_play(work_dir / ("tasks-%s.yml" % name), tasks)
         (work_dir / name).mkdir(exist_ok=True)
     inventory = work_dir / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"hosts": dict((name, {}) for name in other_hosts),
-                                                 "children": {"cases": {"hosts": hosts}}}}, sort_keys=False))
     playbook = write_play(work_dir / "play.yml", TASKS_PLAY)
-    run = run_playbook(playbook, inventory, env=local_env(work_dir, len(hosts)), timeout=900)
+    env = local_env(work_dir, len(cases))
+    with module_server.serving(env) as python:
+        hosts = dict((name, dict(host_vars, ansible_connection="local", ansible_python_interpreter=python,
+                                 case_tasks=tasks_files[name]))
+                     for name, (_tasks, host_vars) in cases.items())
+        inventory.write_text(yaml.safe_dump({"all": {"hosts": dict((name, {}) for name in other_hosts),
+                                                     "children": {"cases": {"hosts": hosts}}}}, sort_keys=False))
+        run = run_playbook(playbook, inventory, env=env, timeout=900)
     return dict((name, CaseResult(run, name, work_dir / name)) for name in cases)
 
 
