@@ -230,15 +230,6 @@ options:
       - How many of the launcher log's last lines to return; 0 returns the whole log.
     type: int
     default: 1000
-  simulated_log_configmap:
-    description:
-      - For clusters whose pods are simulated (the lab, where kwok plays the kubelet and no container runs
-        or logs anything). The name of a ConfigMap in the job's namespace whose key C(launcher.log) holds a
-        recorded launcher log.
-      - It is returned only when the launcher pod has started and the API cannot serve its log, and then
-        RV(launcher_log_source) says C(simulated:configmap/<name>). On a real cluster the pod's own log
-        is always used.
-    type: str
 attributes:
   check_mode:
     support: full
@@ -251,7 +242,7 @@ requirements:
   - kubernetes >= 24.2.0
 notes:
   - The credentials need C(get), C(create) and C(delete) on C(mpijobs.kubeflow.org), and C(list) on
-    C(pods) and C(events), and C(get) on C(pods/log) (and on C(configmaps) for O(simulated_log_configmap)).
+    C(pods) and C(events), and C(get) on C(pods/log).
   - A failed task returns RV(reason), RV(failed_pods), RV(events) and RV(launcher_log) as well.
   - Only the spec is compared; changed O(labels) or O(annotations) alone leave an existing job as it is.
 seealso:
@@ -373,8 +364,8 @@ launcher_log:
   type: str
 launcher_log_source:
   description:
-    - Where RV(launcher_log) comes from, C(pod/<name>) for the launcher pod itself or
-      C(simulated:configmap/<name>) for a recorded log standing in for a simulated pod; C(none) when no log was found.
+    - Where RV(launcher_log) comes from, C(pod/<name>) for the launcher pod's log read through the API, or
+      C(none) when no log could be read (see RV(launcher_log_error)).
   returned: wait=true
   type: str
   sample: pod/resnet50-16gpu-launcher-x7k2p
@@ -383,7 +374,7 @@ launcher_log_pod:
   returned: wait=true
   type: str
 launcher_log_error:
-  description: Why the launcher pod's own log could not be read, or null.
+  description: Why the launcher pod's log could not be read, or null.
   returned: wait=true
   type: str
 elapsed:
@@ -472,7 +463,6 @@ def argument_spec():
         wait_timeout=dict(type="int", default=600),
         wait_sleep=dict(type="float", default=1.0),
         log_lines=dict(type="int", default=1000),
-        simulated_log_configmap=dict(type="str"),
     )
     return spec
 
@@ -486,7 +476,7 @@ def _settings(module):
     params = module.params
     return Settings(check_mode=module.check_mode, force=params["force"], wait=params["wait"],
                     wait_for=params["wait_for"], wait_timeout=params["wait_timeout"], wait_sleep=params["wait_sleep"],
-                    log_lines=params["log_lines"], simulated_log_configmap=params["simulated_log_configmap"])
+                    log_lines=params["log_lines"])
 
 
 def _without_diff(module, result):

@@ -16,7 +16,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import a
 
 
 class KubernetesJobApi(object):
-    """get/create/delete of one job kind's objects, and the pods, events, logs and ConfigMaps around them."""
+    """get/create/delete of one job kind's objects, and the pods, events and logs around them."""
 
     def __init__(self, api_client, kind, request_timeout=60):
         from kubernetes import client  # imported here: module_utils must load without it for sanity tests
@@ -94,11 +94,3 @@ class KubernetesJobApi(object):
             return self._core.read_namespaced_pod_log(name, namespace, **kwargs)
         except Exception as error:
             raise self._error("reading the log of pod {0}/{1}".format(namespace, name), error)
-
-    def read_config_map(self, namespace, name):
-        try:
-            return self._core.read_namespaced_config_map(name, namespace, _request_timeout=self._timeout).data or {}
-        except Exception as error:
-            if is_not_found(error):
-                return None
-            raise self._error("reading ConfigMap {0}/{1}".format(namespace, name), error)

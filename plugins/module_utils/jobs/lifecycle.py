@@ -9,7 +9,7 @@ predicate the caller names and the kind's failure predicate, which ends the wait
 cannot succeed any more.
 
 The cluster is reached through an object with the methods of jobs.kubernetes_api.KubernetesJobApi
-(get, create, delete, list_pods, list_events, read_pod_log, read_config_map); tests pass a fake one.
+(get, create, delete, list_pods, list_events, read_pod_log); tests pass a fake one.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -36,10 +36,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as 
 
 
 _SETTINGS = ("check_mode", "force", "wait", "wait_for", "wait_timeout", "wait_sleep", "log_lines",
-             "simulated_log_configmap", "ticks_factory", "now")
+             "ticks_factory", "now")
 
 
-class Settings(namedtuple("Settings", _SETTINGS, defaults=(False, False, False, "Succeeded", 600, 1.0, 1000, None,
+class Settings(namedtuple("Settings", _SETTINGS, defaults=(False, False, False, "Succeeded", 600, 1.0, 1000,
                                                            None, time.time))):
     """The module's options that steer the lifecycle (anything missing takes its default).
 
@@ -156,7 +156,7 @@ def _wait_and_report(kind, api, namespace, name, settings, result):
     result[kind.result_key] = observation.job
     result["elapsed"] = round(outcome.elapsed, 3)
     result.update(_status_fields(kind, observation))
-    log = result_log(kind, api, namespace, observation.pods, settings.log_lines, settings.simulated_log_configmap)
+    log = result_log(kind, api, namespace, observation.pods, settings.log_lines)
     result.update(_log_fields(kind, log))
     if outcome.outcome == k8s_wait.FAILED:
         result["reason"] = outcome.reason

@@ -12,9 +12,6 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import pod_phase, pod_summary
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 
-# The ConfigMap key that holds a recorded log (see result_log()).
-SIMULATED_LOG_KEY = "launcher.log"
-
 
 def _created(pod):
     return (pod.get("metadata") or {}).get("creationTimestamp") or ""
@@ -27,26 +24,11 @@ def _started(pod):
                for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
-def _simulated_log(api, namespace, config_map, tail_lines, result):
-    recorded = (api.read_config_map(namespace, config_map) or {}).get(SIMULATED_LOG_KEY)
-    if recorded is None:
-        result["error"] += "; ConfigMap {0} has no key {1}".format(config_map, SIMULATED_LOG_KEY)
-        return
-    lines = recorded.splitlines()
-    if tail_lines:
-        lines = lines[-tail_lines:]
-    result["text"] = "\n".join(lines) + ("\n" if lines else "")
-    result["source"] = "simulated:configmap/" + config_map
+def result_log(kind, api, namespace, pods, tail_lines):
+    """The log of the newest pod of the kind's log role (an MPIJob's launcher), through the API.
 
-
-def result_log(kind, api, namespace, pods, tail_lines, simulated_log_configmap=None):
-    """The log of the newest pod of the kind's log role (an MPIJob's launcher), through the API;
-    else, only where asked, a recorded log from a ConfigMap, clearly marked as such.
-
-    The ConfigMap stands in only for a pod that started and whose log the API cannot serve (the lab,
-    where pods are simulated); a later issue removes it. Returns a dict with `text` (or None),
-    `source` (pod/<name>, simulated:configmap/<name>, or none), `pod` and `error` (why the pod's
-    own log could not be read).
+    Returns a dict with `text` (or None), `source` (pod/<name>, or none), `pod` and `error` (why the
+    pod's log could not be read).
     """
     role = kind.log_role
     candidates = sorted((pod for pod in pods if kind.pod_role(pod) == role), key=_created)
@@ -63,11 +45,8 @@ def result_log(kind, api, namespace, pods, tail_lines, simulated_log_configmap=N
     try:
         result["text"] = api.read_pod_log(namespace, name, tail_lines)
         result["source"] = "pod/" + name
-        return result
     except ApiError as error:
         result["error"] = "the API could not serve the log of {0} pod {1}: {2}".format(role, name, error)
-    if simulated_log_configmap:
-        _simulated_log(api, namespace, simulated_log_configmap, tail_lines, result)
     return result
 
 

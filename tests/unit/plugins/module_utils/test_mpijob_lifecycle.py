@@ -26,12 +26,11 @@ class FakeMPIJobApi(object):
     """An in-memory cluster. `script` maps the number of the job read (1, 2, ...) to a function
     that changes the cluster then, which is how a test makes the job run, fail or vanish."""
 
-    def __init__(self, jobs=(), pods=(), events=(), logs=None, config_maps=None, script=None, deletion_reads=0):
+    def __init__(self, jobs=(), pods=(), events=(), logs=None, script=None, deletion_reads=0):
         self.jobs = dict(((j["metadata"]["namespace"], j["metadata"]["name"]), copy.deepcopy(j)) for j in jobs)
         self.pods = [copy.deepcopy(p) for p in pods]
         self.events = list(events)
         self.logs = dict(logs or {})
-        self.config_maps = dict(config_maps or {})
         self.script = dict(script or {})
         self.writes = []
         self.reads = 0
@@ -86,10 +85,7 @@ class FakeMPIJobApi(object):
         lines = log.splitlines(True)
         return "".join(lines[-tail_lines:] if tail_lines else lines)
 
-    def read_config_map(self, namespace, name):
-        return self.config_maps.get(name)
-
-    # Helpers that play the MPI Operator and kwok.
+    # Helpers that play the MPI Operator and the kubelets.
 
     def set_conditions(self, namespace, name, *conditions, **status):
         self.jobs[(namespace, name)]["status"] = dict(status, conditions=[
@@ -303,29 +299,25 @@ def test_wait_for_running():
     assert result["phase"] == "Running"
 
 
-def test_simulated_log_is_used_only_when_the_pod_log_cannot_be_served_and_says_so():
+def test_a_launcher_log_the_api_cannot_serve_is_empty_and_the_result_says_why():
     unavailable = ApiError("reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet", status=500)
-    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, config_maps={"recorded": {"launcher.log": LOG}},
-                        script={2: running, 3: succeeded})
-    result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
-    assert result["launcher_log"] == LOG
-    assert result["launcher_log_source"] == "simulated:configmap/recorded"
-    assert result["launcher_log_error"] == ("the API could not serve the log of launcher pod bench-launcher-x7k2p: "
-                                            "reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet")
-    # Without the option nothing stands in for the log.
     api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": unavailable}, script={2: running, 3: succeeded})
     result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
+    assert result["phase"] == "Succeeded"
     assert (result["launcher_log"], result["launcher_log_source"]) == ("", "none")
+    assert result["launcher_log_pod"] == "bench-launcher-x7k2p"
+    assert result["launcher_log_error"] == ("the API could not serve the log of launcher pod bench-launcher-x7k2p: "
+                                            "reading the log of pod ml/bench-launcher-x7k2p: HTTP 500: no kubelet")
 
 
-def test_simulated_log_never_stands_in_for_a_launcher_that_did_not_start():
+def test_a_launcher_that_did_not_start_has_no_log_and_the_result_says_why():
     def pending_launcher(api):
         api.add_pod("bench", "launcher", "Pending")
         api.add_pod("bench", "worker", "Failed", 1, exit_code=1, reason="Error")
 
-    api = FakeMPIJobApi(config_maps={"recorded": {"launcher.log": LOG}}, script={2: pending_launcher})
+    api = FakeMPIJobApi(logs={"bench-launcher-x7k2p": LOG}, script={2: pending_launcher})
     with pytest.raises(JobFailedError) as raised:
-        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, simulated_log_configmap="recorded"))
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     details = raised.value.details
     assert (details["launcher_log"], details["launcher_log_source"]) == ("", "none")
     assert details["launcher_log_error"] == "launcher pod bench-launcher-x7k2p has not started (phase Pending)"
