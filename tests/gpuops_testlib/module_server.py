@@ -60,7 +60,7 @@ def run_on_server():
     return int(reply)
 
 
-if len(sys.argv) == 2 and not sys.argv[1].startswith("-"):
+if len(sys.argv) <= 2 and not sys.argv[-1].startswith("-"):
     status = run_on_server()
     if status is not None:
         os._exit(status)
@@ -113,13 +113,22 @@ def _receive(connection, size):
 
 
 def _run_script(argv):
-    """Run argv[0] as `python argv...` would, to its exit status."""
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
+    """Run argv[0] as `python argv...` would (no argv: the script on stdin), to its exit status."""
+    import runpy  # pylint: disable=import-outside-toplevel
     status = 0
     try:
-        import runpy  # pylint: disable=import-outside-toplevel
-        runpy.run_path(argv[0], run_name="__main__")
+        if argv:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
+            runpy.run_path(argv[0], run_name="__main__")
+        else:
+            sys.argv = [""]
+            sys.path[0] = ""
+            source = sys.stdin.buffer.read()
+            main = type(sys)("__main__")
+            main.__builtins__ = __builtins__
+            sys.modules["__main__"] = main
+            exec(compile(source, "<stdin>", "exec"), main.__dict__)  # pylint: disable=exec-used
     except SystemExit as exit_request:
         if exit_request.code is None:
             status = 0

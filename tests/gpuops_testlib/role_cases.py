@@ -224,13 +224,14 @@ def local_env(work_dir, host_count):
     Every host gets its own fork, so the cases of one task run side by side rather than in batches of
     ansible.cfg's forks; a coarser poll keeps the controller from spinning on a 2-core machine while its
     workers run; module_code_cache/sitecustomize.py keeps the modules' compiled module_utils between runs,
-    under the project cache (a quarter of the CPU time of a run). Pipelining is left off: for the local
-    connection it cost more CPU than the temporary files it saves (measured in docs/benchmarks.md).
+    under the project cache. Pipelining (as the lab's SSH runs do) spares each module run the shells that
+    make, open up and remove its temporary folder; it pays once the modules run on the module server
+    (with a Python started for each run, it cost more CPU than it saved).
     """
     work_dir = Path(work_dir)
     python_path = os.pathsep.join(filter(None, [MODULE_CODE_CACHE, os.environ.get("PYTHONPATH")]))
     return ansible_env(ANSIBLE_LOCAL_TEMP=work_dir / ".ansible-local", ANSIBLE_REMOTE_TEMP=work_dir / ".ansible-remote",
-                       ANSIBLE_FORKS=max(host_count, 1), ANSIBLE_INTERNAL_POLL_INTERVAL="0.01",
+                       ANSIBLE_FORKS=max(host_count, 1), ANSIBLE_INTERNAL_POLL_INTERVAL="0.01", ANSIBLE_PIPELINING="1",
                        PYTHONPATH=python_path, GPUOPS_MODULE_CODE_CACHE=os.path.join(CACHE_ROOT, "module-code"))
 
 
