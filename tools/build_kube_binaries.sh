@@ -7,7 +7,7 @@
 #   tools/build_kube_binaries.sh --json       print paths and pins as JSON (no build; for the lab role)
 #
 # Layout: $GPUOPS_CACHE/kube/<version-key>/bin/{etcd,kube-apiserver,kube-controller-manager,
-#         kube-scheduler,kubectl,kwok,kwokctl,mpi-operator}
+#         kube-scheduler,kubectl,kubelet,kube-proxy,kwok,kwokctl,mpi-operator,coredns}
 # Go module and build caches live in $GPUOPS_CACHE/go/ so that a rebuild after a partial loss is fast.
 # There is no registry here: nothing is downloaded except Go modules through GOPROXY.
 set -euo pipefail
@@ -19,18 +19,19 @@ KUBE_STAGING_VERSION="${KUBE_STAGING_VERSION:-$(pinned kubernetes_staging)}"
 ETCD_VERSION="${ETCD_VERSION:-$(pinned etcd)}"
 KWOK_VERSION="${KWOK_VERSION:-$(pinned kwok)}"
 MPI_OPERATOR_VERSION="${MPI_OPERATOR_VERSION:-$(pinned mpi_operator)}"
+COREDNS_VERSION="${COREDNS_VERSION:-$(pinned coredns)}"
 
 GO="${GO:-/usr/local/go/bin/go}"
 GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 
 go_version="$("$GO" env GOVERSION)"
-version_key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_mpiop-${MPI_OPERATOR_VERSION}_${go_version}"
+version_key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_mpiop-${MPI_OPERATOR_VERSION}_coredns-${COREDNS_VERSION}_${go_version}"
 key_dir="$GPUOPS_CACHE/kube/$version_key"
 bin_dir="$key_dir/bin"
 src_dir="$key_dir/src"
 
-kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-all_bins=(etcd "${kube_bins[@]}" kwok kwokctl mpi-operator)
+kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
+all_bins=(etcd "${kube_bins[@]}" kwok kwokctl mpi-operator coredns)
 
 cache_complete() {
     local b
@@ -127,7 +128,7 @@ build_kubernetes() {
         ldflags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=$(echo "$KUBE_VERSION" | cut -d. -f1 | tr -d v)"
         ldflags+=" -X $v.gitMinor=$(echo "$KUBE_VERSION" | cut -d. -f2) -X $v.gitTreeState=clean -X $v.buildDate=$mod_time"
     done
-    # One invocation for all four so they share compilation of the common packages.
+    # One invocation for all of them so they share compilation of the common packages.
     (cd "$mod_dir" && "$GO" build -trimpath -tags=selinux,notest -ldflags="$ldflags" -o "$out/" "${pkgs[@]}")
     install_bins "$out" "${kube_bins[@]}"
     rmdir "$out"
@@ -218,6 +219,11 @@ GO
     module_source=""
 }
 
+# Cluster DNS for the lab's real pods: run as a host process with its kubernetes plugin (docs/lab.md).
+build_coredns() {
+    build_module coredns github.com/coredns/coredns "$COREDNS_VERSION" "" github.com/coredns/coredns
+}
+
 step() {
     local name="$1" start
     shift
@@ -236,6 +242,7 @@ step kubernetes "${kube_bins[@]}"
 step etcd etcd
 step kwok kwok kwokctl
 step mpi-operator mpi-operator
+step coredns coredns
 
 # The MPIJob CRD is read at lab start from the same module version, so keep that module in the cache.
 crd_dir="$("$GO" mod download -json "github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
@@ -246,6 +253,7 @@ KUBE_VERSION=$KUBE_VERSION
 ETCD_VERSION=$ETCD_VERSION
 KWOK_VERSION=$KWOK_VERSION
 MPI_OPERATOR_VERSION=$MPI_OPERATOR_VERSION
+COREDNS_VERSION=$COREDNS_VERSION
 GO_VERSION=$go_version
 MPIJOB_CRD=$crd_dir/manifests/base/kubeflow.org_mpijobs.yaml
 EOF

@@ -7,8 +7,10 @@ set -euo pipefail
 cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
 mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # The packages a lab node needs for the node roles to converge on it for real: sshd and python3
-# for Ansible, iproute2/ifupdown/kmod/procps for the network and hugepages checks.
-node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg
+# for Ansible, iproute2/ifupdown/kmod/procps for the network and hugepages checks, and containerd,
+# runc, the CNI plugins, iptables and conntrack that make it a real Kubernetes node (the kubelet and
+# kube-proxy come from the kube build).
+node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg,containerd,runc,containernetworking-plugins,iptables,conntrack
 image_key=$(printf '%s\n' "bookworm" "$node_packages" | sha256sum | cut -c1-12)
 image_name=${GPUOPS_NODE_IMAGE:-localhost/gpuops-node:debian12-$image_key}
 tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
