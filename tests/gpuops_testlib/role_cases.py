@@ -58,18 +58,23 @@ NODE_FACTS = {
     "ubuntu2404": _host_facts("Ubuntu", "24.04", "Debian", "6.8.0-31-generic", 2063731),
 }
 
-PLAY = {
-    "name": "Each case's role, rendered with the case's platform facts",
-    "hosts": "all",
-    "gather_facts": False,
-    "environment": "{{ case_environment }}",
-    "tasks": [
-        {"name": "Stand in for the target's facts",
-         "ansible.builtin.set_fact": {"{{ item.key }}": "{{ item.value }}", "cacheable": True},
-         "loop": "{{ case_facts | dict2items }}", "loop_control": {"label": "{{ item.key }}"}},
-        {"name": "Run the role", "ansible.builtin.include_role": {"name": "gpuops.cluster.{{ case_role }}"}},
-    ],
-}
+def case_play(fact_names):
+    """The play of every case host: the host's facts stood in for, then its role.
+
+    One set_fact names every fact of any case (fact_names) and leaves out those the host lacks: a loop over
+    the host's facts would cost a templated set_fact for each.
+    """
+    facts = dict((name, "{{ case_facts[%r] | default(omit) }}" % name) for name in sorted(fact_names))
+    return {
+        "name": "Each case's role, rendered with the case's platform facts",
+        "hosts": "all",
+        "gather_facts": False,
+        "environment": "{{ case_environment }}",
+        "tasks": [
+            {"name": "Stand in for the target's facts", "ansible.builtin.set_fact": dict(facts, cacheable=True)},
+            {"name": "Run the role", "ansible.builtin.include_role": {"name": "gpuops.cluster.{{ case_role }}"}},
+        ],
+    }
 
 
 def write_fake_tool(bin_dir, name, script):
@@ -100,13 +105,17 @@ class RoleCase:
     facts: dict = field(default_factory=dict)
     tool_dirs: tuple = ()
 
+    def target_facts(self):
+        """The facts the role sees: the platform's, with the case's own on top."""
+        return dict(NODE_FACTS[self.platform], **self.facts)
+
     def host_vars(self, root, python=sys.executable):
         environment = dict((key, str(value).format(root=root)) for key, value in self.environment.items())
         environment["PATH"] = os.pathsep.join([str(root / "bin")] + [str(path) for path in self.tool_dirs]
                                               + [os.environ["PATH"]])
         return dict(self.role_vars, ansible_connection="local", ansible_python_interpreter=python,
                     case_role=self.role, case_root=str(root), case_environment=environment,
-                    case_facts=dict(NODE_FACTS[self.platform], **self.facts))
+                    case_facts=self.target_facts())
 
 
 class CaseResult:
@@ -176,7 +185,7 @@ def render(work_dir, cases, private_vars=None, check=False):
     inventory = work_dir / ("inventory-%d.yml" % run_number)
     extra = work_dir / "private_vars.json"
     extra.write_text(json.dumps(private_vars or {}))
-    playbook = write_play(work_dir / "play.yml", PLAY)
+    playbook = write_play(work_dir / "play.yml", case_play(set().union(*(case.target_facts() for case in cases))))
     options = ["--check", "--diff"] if check else []
     env = local_env(work_dir, len(cases))
     with module_server.serving(env) as python:
