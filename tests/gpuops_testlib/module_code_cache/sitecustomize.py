@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Compiled module code kept between Ansible module runs of the tests (Python loads this file at start-up).
+"""Compiled module code kept between Ansible module runs of the tests, and ansible-playbook's workers run
+without the garbage collector (Python loads this file at start-up in every process of a role-case run).
 
 Every Ansible module run unpacks its AnsiballZ payload into a fresh temporary zip and imports
 ansible.module_utils from there; zipimport never caches compiled code, so each run compiles the same
@@ -9,8 +10,14 @@ sources again (about half of a module's start-up). role_cases puts this folder o
 zipimport's compile step then reads the code from GPUOPS_MODULE_CODE_CACHE, keyed by the Python version
 and a digest of the source, so an unchanged source is compiled once. Anything else Python imports is
 untouched; if zipimport lacks the hook (another Python), nothing changes.
+
+ansible-playbook forks a worker for every task of every host; the worker runs that one task and exits.
+A collection in a worker walks the objects it shares with the controller and so copies their memory
+pages, which cost more than the cycles it could free: the workers run with the collector off. The
+controller and every other process keep theirs.
 """
 
+import gc
 import hashlib
 import marshal
 import os
@@ -47,3 +54,5 @@ def _install(cache_dir):
 
 
 _install(os.environ.get("GPUOPS_MODULE_CODE_CACHE"))
+if os.path.basename(sys.argv[0] if sys.argv else "") == "ansible-playbook":
+    os.register_at_fork(after_in_child=gc.disable)
