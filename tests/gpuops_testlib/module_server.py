@@ -3,30 +3,35 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Module runs of the role cases forked from one Python that has already imported ansible.module_utils.basic.
 
-Every module run of a case host (connection local) starts Python, which imports ansible.module_utils.basic
-and what it needs before the module's own code runs: about 140 of the 170 ms of CPU a run costs, paid
-again by every run. serving() starts this file as a server for the length of one ansible-playbook run and
-gives the path of a client script to use as the hosts' ansible_python_interpreter. The server imports
-ansible.module_utils.basic once, then forks a child for each run; the child takes the client's standard
-streams, arguments, environment, working directory and umask, runs the AnsiballZ file as Python runs a
-script, finishes as Python does (threads, atexit, flushing) and sends back its exit status, with which
-the client exits. The module itself and every module_utils it imports beyond basic come from its AnsiballZ
-payload as in any run; basic comes from the installed ansible-core, the one the controller packs from.
-The client runs Python itself for any other command line, or when the server cannot be reached.
+A module run of a case host (connection local) starts Python, which imports ansible.module_utils.basic and
+what it needs before the module's own code runs: about 170 ms of CPU for an ansible.builtin.stat, nearly
+all of it start-up, paid again by every run. serving() starts this file as a server for the length of
+one ansible-playbook run and gives the path of a client script, the hosts' ansible_python_interpreter.
+The server imports ansible.module_utils.basic once, then forks a child for each run (about 35 ms with the
+client): the child takes the client's standard streams, arguments, environment, working directory and
+umask, runs the AnsiballZ file (or, pipelined, the script on stdin) as Python runs a script, ends as
+Python does (threads, atexit, flushing) and sends back its exit status, with which the client exits.
+The module and every module_utils it imports beyond basic come from its AnsiballZ payload as in any
+run; basic comes from the installed ansible-core, the one the controller packs from. The client runs
+Python itself for any other command line, or when the server cannot be reached.
 """
 
 from __future__ import annotations
 
+import atexit
+import builtins
 import contextlib
 import gc
 import marshal
 import os
+import runpy
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import traceback
 
 CLIENT = """\
 #!{python} -IS
@@ -114,7 +119,6 @@ def _receive(connection, size):
 
 def _run_script(argv):
     """Run argv[0] as `python argv...` would (no argv: the script on stdin), to its exit status."""
-    import runpy  # pylint: disable=import-outside-toplevel
     status = 0
     try:
         if argv:
@@ -124,11 +128,10 @@ def _run_script(argv):
         else:
             sys.argv = [""]
             sys.path[0] = ""
-            source = sys.stdin.buffer.read()
-            main = type(sys)("__main__")
-            main.__builtins__ = __builtins__
-            sys.modules["__main__"] = main
-            exec(compile(source, "<stdin>", "exec"), main.__dict__)  # pylint: disable=exec-used
+            main = sys.modules["__main__"] = type(sys)("__main__")
+            main.__builtins__ = builtins
+            code = compile(sys.stdin.buffer.read(), "<stdin>", "exec", dont_inherit=True)
+            exec(code, main.__dict__)  # pylint: disable=exec-used
     except SystemExit as exit_request:
         if exit_request.code is None:
             status = 0
@@ -137,14 +140,18 @@ def _run_script(argv):
         else:
             print(exit_request.code, file=sys.stderr)
             status = 1
-    except BaseException:  # pylint: disable=broad-except
-        sys.excepthook(*sys.exc_info())
+    except BaseException as error:  # pylint: disable=broad-except
+        # The traceback from the script's own frame on, as Python prints it.
+        frames = error.__traceback__
+        while frames is not None and frames.tb_frame.f_code.co_filename != (argv[0] if argv else "<stdin>"):
+            frames = frames.tb_next
+        error = error.with_traceback(frames or error.__traceback__)
+        sys.excepthook(type(error), error, error.__traceback__)
         status = 1
     # Python's own ending: wait for threads, run atexit functions, flush the streams.
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()  # pylint: disable=protected-access
-    import atexit  # pylint: disable=import-outside-toplevel
     atexit._run_exitfuncs()  # pylint: disable=protected-access
     try:
         sys.stdout.flush()
@@ -176,6 +183,9 @@ def _child(connection):
         os.chdir(cwd)
         os.umask(umask)
         status = _run_script(argv)
+    except BaseException:  # pylint: disable=broad-except
+        # To the run's stderr once it is in place, else to the server's log.
+        traceback.print_exc()
     finally:
         with contextlib.suppress(OSError):
             connection.sendall(b"%d" % status)
@@ -198,11 +208,9 @@ def _stop(_signum, _frame):
 
 def serve(listener_fd):
     """Import what every module run imports, then fork a child for each connection."""
-    # pylint: disable=import-outside-toplevel,unused-import
+    # What the AnsiballZ wrapper imports. pylint: disable=import-outside-toplevel,unused-import
     import base64
     import datetime
-    import runpy
-    import tempfile as _tempfile
     import zipfile
     import ansible.module_utils.basic
     import ansible.module_utils._internal._ansiballz._loader
