@@ -58,6 +58,7 @@ NODE_FACTS = {
     "ubuntu2404": _host_facts("Ubuntu", "24.04", "Debian", "6.8.0-31-generic", 2063731),
 }
 
+
 def case_play(fact_names):
     """The play of every case host: the host's facts stood in for, then its role.
 
