@@ -11,6 +11,8 @@ own role variables. The roles' private path variables are extra vars templated w
 ("{{ case_root }}/etc/fstab"), so they keep the precedence of extra vars while each host writes under its
 own root. A host that fails stops only itself; each test then reads its own host's share of the document.
 run_task_cases does the same for cases that are task lists rather than a role (the GPU stack checks).
+The hosts' Python is module_server's client: their module runs fork from one Python that has already
+imported ansible.module_utils.basic, instead of each starting its own.
 """
 
 from __future__ import annotations
