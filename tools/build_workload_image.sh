@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the lab workload image without a registry: `podman build` FROM the local lab node image
-# (tools/build_node_image.sh), adding OpenMPI from Debian and a Python environment at
-# /opt/gpuops/venv with Horovod and one framework from the cached wheelhouse
-# (tools/build_horovod.sh; pip runs with --no-index). The image name carries a hash of every input
-# (node image, wheelhouse, Containerfile), so a warm run takes a second and any change builds anew.
+# (tools/build_node_image.sh), adding OpenMPI from Debian, a Python environment at /opt/gpuops/venv
+# with Horovod and one framework from the cached wheelhouse (tools/build_horovod.sh; pip runs with
+# --no-index), the benchmark program, and the SSH setup MPIJob workers need. The image name carries a
+# hash of every input (node image, wheelhouse, Containerfile, benchmark program), so a warm run takes a
+# second and any change builds anew.
 #
 #   tools/build_workload_image.sh [--framework tensorflow|pytorch] [--name]
 #     --name   print the image name this would build, and nothing else (builds nothing)
@@ -34,9 +35,10 @@ case "$framework" in
 esac
 
 containerfile=$repo_root/tools/workload/Containerfile
+benchmark=$repo_root/roles/training_benchmark/files/gpuops_benchmark.py
 base_image=$(bash "$repo_root/tools/build_node_image.sh" --name)
 wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" --framework "$framework" --dir)
-image_key=$(printf '%s\n' "$base_image" "$(basename "$wheelhouse")" "$horovod_module" | cat - "$containerfile" \
+image_key=$(printf '%s\n' "$base_image" "$(basename "$wheelhouse")" "$horovod_module" | cat - "$containerfile" "$benchmark" \
     | sha256sum | cut -c1-12)
 image_name=${GPUOPS_WORKLOAD_IMAGE:-localhost/gpuops-workload:$framework-$image_key}
 
@@ -60,6 +62,7 @@ context=$(mktemp -d "$cache_root/images/workload-context.XXXXXX" 2>/dev/null \
 trap 'rm -rf "$context"' EXIT
 # Hard links: the build context costs no copy of the wheels.
 cp -al "$wheelhouse" "$context/wheelhouse" 2>/dev/null || cp -a "$wheelhouse" "$context/wheelhouse"
+cp "$benchmark" "$context/gpuops_benchmark.py"
 
 log "building $image_name from $base_image with $(basename "$wheelhouse")"
 build_log=$context.log

@@ -2,13 +2,15 @@
 # The main job on the local lab (make lab): creates what the lab lacks, runs playbooks/site.yml against
 # it, verifies training through both launchers, and ends with a summary a person can read.
 #
-#   1 images         the lab node image and the workload image (Horovod, OpenMPI), built when missing
+#   1 builds         the Kubernetes binaries, the lab node image, the pod sandbox image, the MPI Operator
+#                    image and the workload image (Horovod, OpenMPI), each built when missing
 #   2 lab nodes      podman containers node1 and node2 of the workload image (playbooks/lab_nodes.yml)
-#   3 control plane  etcd, kube-*, kwok fake GPU nodes, MPIJob CRD, MPI Operator (playbooks/lab.yml)
-#   4 recordings     once per lab: one rank alone on node1 (the scaling baseline), and 4 ranks with
-#                    mpirun across the nodes, whose log stands in for the MPIJob launcher's (kwok runs no pod)
-#   5 site.yml       prepare nodes, GPU stack, MPI Operator, verify with an MPIJob (inventories/lab)
-#   6 SSH verify     site.yml --tags verify with the SSH launcher (horovodrun --gloo), a new run each time
+#   3 control plane  etcd, kube-*, MPIJob CRD, MPI Operator (playbooks/lab.yml)
+#   4 kube nodes     containerd and a kubelet in node1 and node2, pod network, CoreDNS, the images imported
+#                    into containerd, nvidia.com/gpu advertised (playbooks/lab_kube_nodes.yml)
+#   5 baseline       once per lab: one rank alone on node1 over SSH (the scaling efficiency's baseline)
+#   6 site.yml       prepare nodes, GPU stack, MPI Operator, verify with an MPIJob whose pods run on the nodes
+#   7 SSH verify     site.yml --tags verify with the SSH launcher (horovodrun --gloo), a new run each time
 #
 # Every ansible-playbook's full output goes to ~/.cache/gpuops/lab/logs/<stage>.log; the terminal shows
 # each play as it starts and, every 30 s, the task still running. A second run builds and creates
@@ -68,13 +70,13 @@ run_logged() {
 stage() {
     local number=$1 title=$2 name=$3 stage_started=$SECONDS
     shift 3
-    say "stage $number/6: $title"
+    say "stage $number/7: $title"
     if ! run_logged "$name" "$@"; then
         printf '%s\n' "----- last lines of $log_dir/$name.log -----" >&2
         tail -n 40 "$log_dir/$name.log" >&2
         die "stage $number ($title) failed after $(elapsed $((SECONDS - stage_started))); full log: $log_dir/$name.log"
     fi
-    say "stage $number/6: $title done in $(elapsed $((SECONDS - stage_started)))"
+    say "stage $number/7: $title done in $(elapsed $((SECONDS - stage_started)))"
 }
 
 # The PLAY RECAP of a stage's log, one "host changed=N" pair per host.
@@ -104,10 +106,13 @@ if ! flock -n 9; then
 fi
 
 build_images() {
+    bash tools/build_kube_binaries.sh
     bash tools/build_node_image.sh
+    bash tools/build_pause_image.sh
+    bash tools/build_mpi_operator_image.sh
     bash tools/build_workload_image.sh
 }
-stage 1 "images (node image, workload image with Horovod)" images build_images
+stage 1 "builds (Kubernetes binaries, node, pod sandbox, MPI Operator and workload images)" images build_images
 workload_image=$(tail -n 1 "$log_dir/images.log")
 podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
 say "  workload image: $workload_image"
@@ -115,34 +120,28 @@ say "  workload image: $workload_image"
 stage 2 "lab nodes (podman containers, SSH)" lab_nodes \
     "${playbook[@]}" playbooks/lab_nodes.yml -e "lab_nodes_image=$workload_image"
 
-build_control_plane() {
-    bash tools/build_kube_binaries.sh
+stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI Operator)" control_plane \
     "${playbook[@]}" playbooks/lab.yml
-}
-stage 3 "control plane (kwok binary cluster, MPI Operator)" control_plane build_control_plane
 
-record() {
-    if [ ! -s "$training_dir/lab-baseline.json" ]; then
+mpi_operator_image=$(bash tools/build_mpi_operator_image.sh --name)
+stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
+    "${playbook[@]}" playbooks/lab_kube_nodes.yml \
+    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\"]}"
+
+if [ -s "$training_dir/lab-baseline.json" ]; then
+    say "stage 5/7: baseline present (one rank alone on node1, measured when this lab was made)"
+else
+    stage 5 "baseline (one rank alone on node1 over SSH)" baseline \
         "${playbook[@]}" playbooks/verify_training.yml -e '{"gpuops_launcher": "ssh", "gpuops_training_hosts": "node1",
             "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1}'
-    fi
-    if [ ! -s "$training_dir/mpijob-recording.log" ]; then
-        "${playbook[@]}" playbooks/verify_training.yml \
-            -e '{"gpuops_launcher": "ssh", "ssh_launcher_run_name": "mpijob-recording"}'
-    fi
-}
-if [ -s "$training_dir/lab-baseline.json" ] && [ -s "$training_dir/mpijob-recording.log" ]; then
-    say "stage 4/6: recordings present (baseline and MPIJob launcher log of this lab)"
-else
-    stage 4 "recordings (1-rank baseline, 4-rank mpirun for the MPIJob's launcher log)" recordings record
 fi
 
-stage 5 "site.yml (nodes, gpu_stack, mpi_operator, verify with an MPIJob)" site \
+stage 6 "site.yml (nodes, gpu_stack, mpi_operator, verify with an MPIJob in real pods)" site \
     "${playbook[@]}" playbooks/site.yml
 site_recap=$(recap_changes site)
 
 # site.yml's verify stage again, through the SSH launcher: a new measurement every time.
-stage 6 "verify over SSH (site.yml --tags verify, horovodrun --gloo across node1 and node2)" verify_ssh \
+stage 7 "verify over SSH (site.yml --tags verify, horovodrun --gloo across node1 and node2)" verify_ssh \
     "${playbook[@]}" playbooks/site.yml --tags verify -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
 
 site_changed=0

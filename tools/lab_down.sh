@@ -53,6 +53,8 @@ down() {
         exit 1
     fi
 }
+down "stopping cluster DNS, removing the routes to the pods and putting back the kernel settings" \
+    ansible-playbook -i inventories/lab playbooks/lab_kube_nodes.yml -e lab_state=absent
 down "stopping the control plane (MPI Operator, kwokctl cluster) and removing its run directory" \
     ansible-playbook -i inventories/lab playbooks/lab.yml -e lab_state=absent
 down "removing the lab nodes, the lab network and the SSH key pair" \
@@ -67,6 +69,8 @@ for container in $(podman ps -a --format '{{.Names}}'); do
     case "$container" in "$container_prefix"*) left+=("podman container $container") ;; esac
 done
 podman network exists "$network" && left+=("podman network $network")
+ip -oneline address show dev lo label lo:gpuops-dns | grep -q . && left+=("cluster DNS address on lo (label lo:gpuops-dns)")
+while read -r route; do left+=("route $route"); done < <(ip route show | grep '^10\.244\.' || true)
 for pid in $(lab_pids); do
     left+=("process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)")
 done

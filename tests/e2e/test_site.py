@@ -31,6 +31,8 @@ from main_job import (
 
 LAUNCHED_BY = {"MPIJob": "an MPIJob (default/gpuops-benchmark)",
                "SSH launcher": "horovodrun --gloo over SSH (node1, node2)"}
+# Where the ranks ran, as the log names them: the MPIJob's worker pods, or the nodes themselves.
+HOSTS = {"MPIJob": ["gpuops-benchmark-worker-0", "gpuops-benchmark-worker-1"], "SSH launcher": ["node1", "node2"]}
 
 
 def _headline(output):
@@ -50,7 +52,7 @@ def _check_launchers():
         assert report["passed"] is True, (name, report["failures"])
         assert report["ranks"] == 4 and report["device"] == "CPU" and report["complete"] is True, report
         assert report["model"] == "small_cnn" and report["batch_size"] == 16, report
-        assert sorted({rank["host"] for rank in report["per_rank"]}) == ["node1", "node2"]
+        assert sorted({rank["host"] for rank in report["per_rank"]}) == HOSTS[name]
         assert report["img_per_sec_total"]["mean"] > 0 and report["baseline_img_per_sec"] > 0
         assert report["scaling_efficiency"] == pytest.approx(
             report["img_per_sec_total"]["mean"] / (4 * report["baseline_img_per_sec"]), rel=0.01)
@@ -65,8 +67,13 @@ def _check_launchers():
         assert lines["chart"].strip() == chart
         with open(chart, "rb") as handle:
             assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
-        if name == "MPIJob":
-            assert "whose pods are simulated" in lines["verdict"], lines
+    # The MPIJob's workers ran in real pods on both lab nodes, placed there by the scheduler.
+    events = json.loads(subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "get", "events", "-n", "default",
+                                        "--field-selector", "reason=Scheduled", "-o", "json"],
+                                       capture_output=True, text=True, check=True).stdout)["items"]
+    placed = dict(re.match(r"Successfully assigned default/(\S+) to (\S+)", event["message"]).groups()
+                  for event in events if "gpuops-benchmark-worker-" in event["message"])
+    assert sorted(placed.values()) == ["node1", "node2"], placed
 
 
 def _site_recap():
@@ -81,8 +88,8 @@ def _site_recap():
 def test_first_run_creates_the_lab_and_passes_through_both_launchers(first_run):
     assert first_run.rc == 0, first_run.explain()
     _headline(first_run.output)
-    for number in range(1, 7):
-        assert re.search(r"stage %d/6: .*(done in \S+|present)" % number, first_run.output), number
+    for number in range(1, 8):
+        assert re.search(r"stage %d/7: .*(done in \S+|present)" % number, first_run.output), number
     _check_launchers()
     recap = _site_recap()
     assert sorted(recap) == ["localhost", "node1", "node2"]
@@ -98,7 +105,7 @@ def test_second_run_changes_nothing_and_passes_again(second_run):
     assert all(counts["changed"] == 0 and counts["failed"] == 0 for counts in recap.values()), recap
     assert re.search(r"^site\.yml: +changed=0 on every host", summary, re.M), summary
     # Nothing was built or recorded again.
-    assert "stage 4/6: recordings present" in second_run.output
+    assert "stage 5/7: baseline present" in second_run.output
     assert "[workload-image] present:" in second_run.output or "building" not in second_run.output
     _check_launchers()
     sys.stderr.write("second make lab: %.0f s\n" % second_run.seconds)
@@ -267,6 +274,66 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
     finally:
         for name in nodes:
             core.delete_node(name)
+
+
+def _verdict_inventory(path, variables):
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    with open(str(path), "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
+    return str(path)
+
+
+def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_reach_the_verdict(second_run, tmp_path):
+    """verify_training.yml and training_summary.yml from an inventory that sets no path variable (the log and
+    report go under $GPUOPS_CACHE/training), with a 2-rank MPIJob in real pods; then the same job judged
+    again with a rank count given to the launcher role, which the verdict must hold it to."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    workload_image = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+    namespace = "e2e-verdict"
+    variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": namespace,
+                 "mpijob_launcher_name": "bench", "mpijob_launcher_image": workload_image,
+                 "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+                 "mpijob_launcher_python": "/opt/gpuops/venv/bin/python3",
+                 "mpijob_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
+                 "mpijob_launcher_benchmark_args": ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn",
+                                                    "--batch-size", "8", "--num-warmup-batches", "1", "--num-iters", "2",
+                                                    "--num-batches-per-iter", "1"],
+                 "mpijob_launcher_wait_timeout": 900}
+    cache = tmp_path / "cache"
+    env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
+    playbook = os.path.join(tmp_path, "verify.yml")
+    with open(playbook, "w", encoding="utf-8") as handle:
+        yaml.safe_dump([{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
+                        for name in ("verify_training.yml", "training_summary.yml")], handle)
+    try:
+        judged = run_playbook(playbook, _verdict_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=1200)
+        assert judged.rc == 0, judged.explain()
+        # Judged once, by the launcher's training_verdict role; the summary playbook judged nothing.
+        assert len(judged.results("Judge the training log")) == 1
+        skipped = judged.results("Judge the log named by gpuops_summary_log")
+        assert len(skipped) == 1 and skipped[0].get("skipped") is True, skipped
+        report_path = str(cache / "training" / "bench.json")
+        with open(report_path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        assert report["passed"] is True and report["ranks"] == 2, report["failures"]
+        printed = judged.result("Print the summary")["msg"]
+        assert printed == report["summary"]
+        assert printed[0] == "verdict:     PASSED (an MPIJob (%s/bench))" % namespace, printed
+        assert "log:         %s" % (cache / "training" / "bench.log") in printed
+        assert "report:      %s" % report_path in printed
+
+        held = run_playbook(playbook, _verdict_inventory(tmp_path / "inventory.yml", dict(
+            variables, gpuops_training_expect_ranks=8)), env=env, timeout=1200)
+        assert held.rc != 0
+        assert [name for name, _result in held.failed()] == ["Fail with every unmet threshold"], held.explain()
+        assert "expected 8 ranks, the log shows 2" in held.failed()[0][1]["msg"]
+        with open(report_path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        assert report["passed"] is False and report["summary"][0].startswith("verdict:     FAILED (an MPIJob")
+    finally:
+        subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "delete", "namespace", namespace, "--wait=false"],
+                       capture_output=True, check=False)
 
 
 def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
