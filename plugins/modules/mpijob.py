@@ -25,13 +25,19 @@ description:
   - With O(wait=true) it waits for the job to succeed (or run, see O(wait_for)) and returns as soon as
     the job cannot succeed any more, not at the timeout. That is when the MPIJob has the condition
     C(Failed), when a worker pod has failed (the MPI Operator never replaces a failed worker, so mpirun
-    has lost a rank), or when the MPI Operator rejected the job. The failure carries the reason, the
-    failing pods with their events, the MPIJob's events and the tail of the launcher's log.
+    has lost a rank), when a container of the launcher or a worker cannot start (a waiting reason
+    C(ErrImageNeverPull), C(ErrImagePull), C(ImagePullBackOff), C(InvalidImageName),
+    C(CreateContainerConfigError) or C(CreateContainerError)), when a pod cannot be scheduled (unless
+    O(fail_on_unschedulable=false)), or when the MPI Operator rejected the job. The failure carries the
+    reason, the pods concerned with their events, the MPIJob's events and the tail of the launcher's log.
+  - While it waits, a look the API server does not answer (a restart) is tried again (see O(api_retries));
+    only what the API server reports decides success.
   - O(state=absent) deletes the job with foreground propagation, so that its pods go first, and with
     O(wait=true) waits until it is gone.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpuops.cluster.k8s_connection
+  - gpuops.cluster.job_wait
 options:
   state:
     description:
@@ -202,29 +208,6 @@ options:
         it again. Without it such a job fails the task and is left alone.
     type: bool
     default: false
-  wait:
-    description:
-      - With O(state=present), wait for O(wait_for), failing as soon as the job cannot get there.
-      - With O(state=absent), wait until the job is gone.
-    type: bool
-    default: false
-  wait_for:
-    description:
-      - V(Succeeded) waits for the job to finish successfully; V(Running) for its launcher and every worker
-        to run (or for success).
-    type: str
-    choices: [Succeeded, Running]
-    default: Succeeded
-  wait_timeout:
-    description:
-      - Seconds to wait.
-    type: int
-    default: 600
-  wait_sleep:
-    description:
-      - Seconds between two looks at the job. The failure detection latency is at most about this.
-    type: float
-    default: 1.0
   log_lines:
     description:
       - How many of the launcher log's last lines to return; 0 returns the whole log.
@@ -354,7 +337,10 @@ completion_time:
   returned: state=present
   type: str
 pods:
-  description: The job's pods with name, role, phase, node, reason and terminated containers.
+  description:
+    - The job's pods with name, role, phase, node, reason and message, and where they apply
+      C(terminated_containers) (name, exit code, reason, message), C(waiting_containers) (name, image, the
+      kubelet's reason and message) and C(unschedulable) (the scheduler's message).
   returned: state=present
   type: list
   elements: dict
@@ -386,13 +372,16 @@ reason:
   description: Why the job cannot succeed.
   returned: failure
   type: str
-  sample: "worker pod(s) failed: bench-worker-1: container worker exit code 137 (OOMKilled); ..."
+  sample: "container(s) cannot start: pod bench-worker-0: container worker (image horovod:0.28.1): ErrImagePull: ..."
 detected_at:
   description: When the failure was seen, in seconds since the epoch.
   returned: failure
   type: float
 failed_pods:
-  description: The failed pods, each with its summary and its events.
+  description:
+    - The pods concerned by the failure, each with its summary (as in RV(pods)) and its events. Those are
+      the failed pods, the pods with a container that cannot start (see C(waiting_containers)) and the pods
+      the scheduler cannot place (see C(unschedulable)).
   returned: failure
   type: list
   elements: dict
@@ -407,13 +396,13 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kubernetes_api import KubernetesJobApi
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import (
-    Settings,
-    ensure_absent,
-    ensure_present,
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import ensure_absent, ensure_present
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import (
+    lifecycle_settings,
+    wait_argument_spec,
     wait_option_problems,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
@@ -425,6 +414,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 
 def argument_spec():
     spec = connection_argument_spec()
+    spec.update(wait_argument_spec())
     spec.update(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         name=dict(type="str"),
@@ -458,10 +448,6 @@ def argument_spec():
         labels=dict(type="dict"),
         annotations=dict(type="dict"),
         force=dict(type="bool", default=False),
-        wait=dict(type="bool", default=False),
-        wait_for=dict(type="str", choices=["Succeeded", "Running"], default="Succeeded"),
-        wait_timeout=dict(type="int", default=600),
-        wait_sleep=dict(type="float", default=1.0),
         log_lines=dict(type="int", default=1000),
     )
     return spec
@@ -470,13 +456,6 @@ def argument_spec():
 def job_api(module):
     """The cluster connection, configured by kubernetes.core exactly as its own modules are."""
     return KubernetesJobApi(api_client(module), MPIJOB, request_timeout=module.params["request_timeout"])
-
-
-def _settings(module):
-    params = module.params
-    return Settings(check_mode=module.check_mode, force=params["force"], wait=params["wait"],
-                    wait_for=params["wait_for"], wait_timeout=params["wait_timeout"], wait_sleep=params["wait_sleep"],
-                    log_lines=params["log_lines"])
 
 
 def _without_diff(module, result):
@@ -493,10 +472,11 @@ def run_module(module, make_api=job_api):
             raise InvalidArgumentError(problems, MPIJOB.kind)
         if params["state"] == "absent":
             namespace, name = job_to_delete(params)
-            result = ensure_absent(MPIJOB, make_api(module), namespace, name, _settings(module))
+            result = ensure_absent(MPIJOB, make_api(module), namespace, name,
+                                   lifecycle_settings(params, module.check_mode))
         else:
             body = desired_job(params)
-            result = ensure_present(MPIJOB, make_api(module), body, _settings(module))
+            result = ensure_present(MPIJOB, make_api(module), body, lifecycle_settings(params, module.check_mode))
     except KubernetesError as error:
         module.fail_json(msg=to_native(error), **_without_diff(module, dict(error.details)))
     module.exit_json(**_without_diff(module, result))

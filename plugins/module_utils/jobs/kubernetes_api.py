@@ -5,7 +5,8 @@
 """The calls the job lifecycle makes, over a kubernetes.client.ApiClient, for any custom-resource job kind.
 
 Objects come back as plain dicts. Every failure is a k8s.errors.ApiError naming the call and the
-API server; "not found" is an answer (None) where the lifecycle expects it.
+API server; "not found" is an answer (None) where the lifecycle expects it. Every call has a request
+timeout, so that an API server that stops answering mid-request cannot hold a wait forever.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,12 +14,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import api_error, is_not_found, server_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import REQUEST_TIMEOUT_DEFAULT
 
 
 class KubernetesJobApi(object):
     """get/create/delete of one job kind's objects, and the pods, events and logs around them."""
 
-    def __init__(self, api_client, kind, request_timeout=60):
+    def __init__(self, api_client, kind, request_timeout=REQUEST_TIMEOUT_DEFAULT):
         from kubernetes import client  # imported here: module_utils must load without it for sanity tests
 
         self._api_client = api_client
@@ -26,7 +28,7 @@ class KubernetesJobApi(object):
         self._custom = client.CustomObjectsApi(api_client)
         self._core = client.CoreV1Api(api_client)
         self._delete_options = client.V1DeleteOptions(propagation_policy="Foreground")
-        self._timeout = request_timeout
+        self._timeout = request_timeout or REQUEST_TIMEOUT_DEFAULT
         self._server = server_of(api_client)
 
     def _plain(self, obj):

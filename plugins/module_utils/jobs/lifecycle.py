@@ -6,7 +6,11 @@
 
 compare with the live job -> create / replace (under force) / leave -> wait with the success
 predicate the caller names and the kind's failure predicate, which ends the wait as soon as the job
-cannot succeed any more.
+cannot succeed any more (and, unless the site waits for capacity, as soon as a pod cannot be scheduled).
+
+While it waits, a look at the cluster that finds the API server unavailable (a restart, an upgrade) is
+tried again with a bounded backoff (k8s.retry): the wait goes on when the server answers again, and
+only what it saw decides the outcome.
 
 The cluster is reached through an object with the methods of jobs.kubernetes_api.KubernetesJobApi
 (get, create, delete, list_pods, list_events, read_pod_log); tests pass a fake one.
@@ -25,6 +29,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import 
     SpecConflictError,
     WaitTimeoutError,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import wait_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.logs import failure_details, result_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import (
     WAIT_PREDICATES,
@@ -33,18 +38,21 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import 
     pod_summary,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.retry import RETRIES_DEFAULT, call_with_retries
 
 
 _SETTINGS = ("check_mode", "force", "wait", "wait_for", "wait_timeout", "wait_sleep", "log_lines",
-             "ticks_factory", "now")
+             "fail_on_unschedulable", "api_retries", "ticks_factory", "now", "sleep")
 
 
 class Settings(namedtuple("Settings", _SETTINGS, defaults=(False, False, False, "Succeeded", 600, 1.0, 1000,
-                                                           None, time.time))):
+                                                           True, RETRIES_DEFAULT, None, time.time, time.sleep))):
     """The module's options that steer the lifecycle (anything missing takes its default).
 
     `ticks_factory` is for tests, which hand in a fake clock: a callable returning the ticks of one
-    wait. `now` gives the time an observation is stamped with.
+    wait. `now` gives the time an observation is stamped with; `sleep` waits between two tries of a
+    look the API server did not answer.
     """
 
     __slots__ = ()
@@ -65,8 +73,18 @@ def observe(kind, api, namespace, name, now=time.time):
     return Observation(job, pods, warnings, at=now())
 
 
-def _wait_gone(api, namespace, name, settings):
-    return k8s_wait.wait_for(lambda: api.get(namespace, name), lambda job: job is None,
+def _retried(settings, what, read):
+    """`read` as a wait calls it: tried again while the API server does not answer (see k8s.retry)."""
+    return lambda: call_with_retries(read, settings.api_retries, what, sleep=settings.sleep)
+
+
+def _waiting(kind, namespace, name):
+    return "waiting for {0} {1}/{2}".format(kind.kind, namespace, name)
+
+
+def _wait_gone(kind, api, namespace, name, settings):
+    look = _retried(settings, _waiting(kind, namespace, name) + " to be gone", lambda: api.get(namespace, name))
+    return k8s_wait.wait_for(look, lambda job: job is None,
                              timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
 
 
@@ -128,7 +146,7 @@ def ensure_present(kind, api, body, settings):
     if method != "unchanged" and live is not None:
         if method == "replaced":
             api.delete(namespace, name)
-        if not _wait_gone(api, namespace, name, settings).succeeded:
+        if not _wait_gone(kind, api, namespace, name, settings).succeeded:
             raise WaitTimeoutError("{0} {1}/{2} was still being deleted after {3} s; it cannot be created "
                                    "again until it is gone".format(kind.kind, namespace, name, settings.wait_timeout),
                                    **result)
@@ -149,9 +167,15 @@ def _pods_text(pods):
 
 
 def _wait_and_report(kind, api, namespace, name, settings, result):
-    outcome = k8s_wait.wait_for(lambda: observe(kind, api, namespace, name, settings.now),
-                                WAIT_PREDICATES[settings.wait_for], kind.failure,
-                                timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+    what = _waiting(kind, namespace, name)
+    look = _retried(settings, what, lambda: observe(kind, api, namespace, name, settings.now))
+    try:
+        outcome = k8s_wait.wait_for(look, WAIT_PREDICATES[settings.wait_for],
+                                    wait_failure(kind, settings.fail_on_unschedulable),
+                                    timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+    except ApiError as error:
+        # The job may have been created: the result says so beside the error.
+        raise ApiError(str(error), status=error.status, server=error.server, **result)
     observation = outcome.observation
     result[kind.result_key] = observation.job
     result["elapsed"] = round(outcome.elapsed, 3)
@@ -161,7 +185,7 @@ def _wait_and_report(kind, api, namespace, name, settings, result):
     if outcome.outcome == k8s_wait.FAILED:
         result["reason"] = outcome.reason
         result["detected_at"] = observation.at
-        result.update(failure_details(kind, api, namespace, name, observation))
+        result.update(_retried(settings, what, lambda: failure_details(kind, api, namespace, name, observation))())
         raise JobFailedError("{0} {1}/{2} FAILED after {3:.1f} s: {4}".format(
             kind.kind, namespace, name, outcome.elapsed, outcome.reason), **result)
     if outcome.outcome == k8s_wait.TIMED_OUT:
@@ -181,22 +205,10 @@ def ensure_absent(kind, api, namespace, name, settings):
     if not _is_terminating(live):
         api.delete(namespace, name)
     if settings.wait:
-        gone = _wait_gone(api, namespace, name, settings)
+        gone = _wait_gone(kind, api, namespace, name, settings)
         result["elapsed"] = round(gone.elapsed, 3)
         if not gone.succeeded:
             raise WaitTimeoutError("{0} {1}/{2} was not gone {3} s after its deletion (foreground: its pods "
                                    "are deleted first)".format(kind.kind, namespace, name, settings.wait_timeout),
                                    **result)
     return result
-
-
-def wait_option_problems(params):
-    """Why the wait options given to a module cannot be used; [] when they can."""
-    problems = []
-    if params["wait_timeout"] < 1:
-        problems.append("wait_timeout must be at least 1 second, got {0}".format(params["wait_timeout"]))
-    if params["wait_sleep"] <= 0:
-        problems.append("wait_sleep must be above 0 seconds, got {0}".format(params["wait_sleep"]))
-    if params["log_lines"] < 0:
-        problems.append("log_lines must be 0 (the whole log) or more, got {0}".format(params["log_lines"]))
-    return problems

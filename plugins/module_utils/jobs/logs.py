@@ -3,12 +3,13 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """What a job leaves to read: the log of the pod that reports the result (an MPIJob's launcher),
-and the events of its failed pods and of the job itself."""
+and the events of the pods concerned by a failure and of the job itself."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import concerned
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import pod_phase, pod_summary
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 
@@ -57,10 +58,11 @@ def event_summary(event):
 
 
 def failure_details(kind, api, namespace, name, observation):
-    """The failing pods (with their events) and the job's own events, for the failure report."""
+    """The pods concerned (failed, a container that cannot start, no node; with their events) and the
+    job's own events, for the failure report."""
     pods = []
     for pod in observation.pods:
-        if pod_phase(pod) != "Failed":
+        if not concerned(pod):
             continue
         summary = pod_summary(pod, kind.role_label)
         summary["events"] = [event_summary(e) for e in api.list_events(namespace, "Pod", summary["name"])]

@@ -10,6 +10,8 @@ The MPIJob's failure predicate ends a wait as soon as the job cannot succeed any
 * the MPIJob has the condition Failed=True (launcher Job failed, a worker was evicted, deadline);
 * a worker pod is in phase Failed: the MPI Operator never replaces a failed worker, so mpirun on
   the launcher has lost a rank and the job can only fail, after the launcher's retries;
+* a container of the launcher or of a worker cannot start (an image that cannot be pulled, a
+  container the runtime cannot create): the kubelet would retry it until the timeout;
 * the MPI Operator rejected the job (a ValidationError event on a job with no condition yet): it
   will never act on it.
 
@@ -26,6 +28,7 @@ import copy
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import pod_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import (
+    containers_cannot_start,
     failed_pods,
     failed_pods_text,
     gone_or_failed,
@@ -61,13 +64,13 @@ _CHOICES = (("launcher_creation_policy", LAUNCHER_CREATION_POLICIES),
 def mpijob_failure(observation):
     """The failure predicate: why the MPIJob cannot succeed any more, or None while it still can."""
     reason = gone_or_failed(KIND, observation)
-    if reason:
+    if reason or observation.status["phase"] == "Succeeded":
         return reason
     failed = failed_pods(MPIJOB, observation, "worker")
-    if failed and observation.status["phase"] != "Succeeded":
+    if failed:
         return ("worker pod(s) failed: {0}; the MPI Operator does not replace a failed worker, so mpirun has "
                 "lost a rank and the job cannot succeed".format(failed_pods_text(failed, MPIJOB.role_label)))
-    return rejected_by_operator(observation, "the MPI Operator", KIND)
+    return containers_cannot_start(observation) or rejected_by_operator(observation, "the MPI Operator", KIND)
 
 
 MPIJOB = JobKind(KIND, "kubeflow.org", "v2beta1", "mpijobs", failure=mpijob_failure, log_role="launcher")

@@ -54,8 +54,33 @@ def pod_phase(pod):
     return (pod.get("status") or {}).get("phase")
 
 
+def waiting_containers(pod):
+    """The pod's containers (init containers first) that wait to start, with their image and the
+    kubelet's reason and message (ContainerCreating, ErrImagePull, CreateContainerConfigError...)."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    declared = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+    images = dict((c.get("name"), c.get("image")) for c in declared)
+    waiting = []
+    for container in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        state = (container.get("state") or {}).get("waiting")
+        if state:
+            name = container.get("name")
+            waiting.append({"name": name, "image": container.get("image") or images.get(name),
+                            "reason": state.get("reason"), "message": state.get("message")})
+    return waiting
+
+
+def unscheduled_condition(pod):
+    """The pod's PodScheduled condition while it is False (the scheduler has not placed it), or None."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return condition
+    return None
+
+
 def pod_summary(pod, role_label=KUBEFLOW_JOB_ROLE_LABEL):
-    """Name, role, phase, node and the terminated containers' reasons of one pod."""
+    """Name, role, phase, node, the terminated and the waiting containers, and why the pod has no node."""
     metadata = pod.get("metadata") or {}
     status = pod.get("status") or {}
     spec = pod.get("spec") or {}
@@ -71,10 +96,13 @@ def pod_summary(pod, role_label=KUBEFLOW_JOB_ROLE_LABEL):
                "message": status.get("message")}
     if containers:
         summary["terminated_containers"] = containers
-    for condition in status.get("conditions") or []:
+    waiting = waiting_containers(pod)
+    if waiting:
+        summary["waiting_containers"] = waiting
+    unscheduled = unscheduled_condition(pod)
+    if unscheduled:
         # The scheduler's own words on why the pod has no node, e.g. "Insufficient nvidia.com/gpu".
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            summary["unschedulable"] = condition.get("message") or condition.get("reason")
+        summary["unschedulable"] = unscheduled.get("message") or unscheduled.get("reason")
     return summary
 
 

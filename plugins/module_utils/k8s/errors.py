@@ -41,18 +41,20 @@ class InvalidInputError(KubernetesError):
 
 
 class ApiError(KubernetesError):
-    """An API call failed; `status` is the HTTP status, or None when no answer came back."""
+    """An API call failed; `status` is the HTTP status, or None when no answer came back, and
+    `server` the API server's address when known."""
 
-    def __init__(self, message, status=None, **details):
+    def __init__(self, message, status=None, server=None, **details):
         super(ApiError, self).__init__(message, status=status, **details)
         self.status = status
+        self.server = server
 
 
 class ConflictError(ApiError):
     """HTTP 409: the object changed since it was read (or already exists, for a create)."""
 
-    def __init__(self, message, status=409, **details):
-        super(ConflictError, self).__init__(message, status=status, **details)
+    def __init__(self, message, status=409, server=None, **details):
+        super(ConflictError, self).__init__(message, status=status, server=server, **details)
 
 
 def server_of(api_client):
@@ -85,10 +87,10 @@ def api_error(what, error, server=None):
     where = "{0} on {1}".format(what, server) if server else what
     status = getattr(error, "status", None)
     if not status:
-        return ApiError("{0}: {1}".format(where, error))
+        return ApiError("{0}: {1}".format(where, error), server=server)
     reason = getattr(error, "reason", "") or ""
     message = _server_message(getattr(error, "body", None))
     text = "{0}: HTTP {1} {2}{3}".format(where, status, reason, ": " + message if message else "")
     if status == 409:
-        return ConflictError(text)
-    return ApiError(text, status=status)
+        return ConflictError(text, server=server)
+    return ApiError(text, status=status, server=server)

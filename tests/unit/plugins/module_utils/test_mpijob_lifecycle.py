@@ -24,7 +24,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import A
 
 class FakeMPIJobApi(object):
     """An in-memory cluster. `script` maps the number of the job read (1, 2, ...) to a function
-    that changes the cluster then, which is how a test makes the job run, fail or vanish."""
+    that changes the cluster then, which is how a test makes the job run, fail or vanish.
+
+    `outage` holds the errors of an API server that does not answer: each read (of the job, its pods
+    or its events) raises the next one, until none is left."""
 
     def __init__(self, jobs=(), pods=(), events=(), logs=None, script=None, deletion_reads=0):
         self.jobs = dict(((j["metadata"]["namespace"], j["metadata"]["name"]), copy.deepcopy(j)) for j in jobs)
@@ -37,12 +40,18 @@ class FakeMPIJobApi(object):
         # How many reads a job being deleted stays visible (foreground deletion takes a while).
         self.deletion_reads = deletion_reads
         self._deleting = {}
+        self.outage = []
+
+    def _answer(self):
+        if self.outage:
+            raise self.outage.pop(0)
 
     def get(self, namespace, name):
         self.reads += 1
         action = self.script.get(self.reads)
         if action:
             action(self)
+        self._answer()
         key = (namespace, name)
         if key in self._deleting:
             if self._deleting[key] <= 0:
@@ -70,10 +79,12 @@ class FakeMPIJobApi(object):
             self._deleting[key] = self.deletion_reads
 
     def list_pods(self, namespace, job_name):
+        self._answer()
         return [copy.deepcopy(p) for p in self.pods
                 if p["metadata"]["labels"].get("training.kubeflow.org/job-name") == job_name]
 
     def list_events(self, namespace, kind, name):
+        self._answer()
         return [e for e in self.events if e["involvedObject"] == {"kind": kind, "name": name}]
 
     def read_pod_log(self, namespace, name, tail_lines):
@@ -91,7 +102,10 @@ class FakeMPIJobApi(object):
         self.jobs[(namespace, name)]["status"] = dict(status, conditions=[
             {"type": kind, "status": "True", "reason": reason, "message": message} for kind, reason, message in conditions])
 
-    def add_pod(self, job_name, role, phase, index=None, exit_code=None, reason=None):
+    def add_pod(self, job_name, role, phase, index=None, exit_code=None, reason=None, waiting=None,
+                unschedulable=None):
+        """A pod of the job; `waiting` is (reason, message) of its container waiting to start,
+        `unschedulable` the scheduler's message for a pod no node can take."""
         name = "{0}-{1}".format(job_name, role if index is None else "{0}-{1}".format(role, index))
         if role == "launcher":
             name += "-x7k2p"
@@ -99,6 +113,12 @@ class FakeMPIJobApi(object):
         if exit_code is not None:
             status["containerStatuses"] = [{"name": role, "state": {"terminated": {"exitCode": exit_code,
                                                                                    "reason": reason}}}]
+        if waiting is not None:
+            status["containerStatuses"] = [{"name": role, "image": "horovod:0.28.1", "state": {"waiting": {
+                "reason": waiting[0], "message": waiting[1]}}}]
+        if unschedulable is not None:
+            status["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                     "message": unschedulable}]
         self.pods.append({"metadata": {"name": name, "creationTimestamp": "2025-06-01T10:00:0{0}Z".format(len(self.pods)),
                                        "labels": {"training.kubeflow.org/job-name": job_name,
                                                   "training.kubeflow.org/job-role": role}},
@@ -277,17 +297,15 @@ def test_timeout_names_the_phase_and_the_pods():
         "bench-worker-1=Running, bench-launcher-x7k2p=Running)")
 
 
-def test_timeout_tells_why_a_pod_is_not_scheduled():
+def test_without_fail_on_unschedulable_the_timeout_tells_why_a_pod_is_not_scheduled():
     def pending(api):
-        name = api.add_pod("bench", "worker", "Pending", 0)
-        api.pods[-1]["status"]["conditions"] = [{
-            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-            "message": "0/3 nodes are available: 3 Insufficient hugepages-1Gi."}]
+        name = api.add_pod("bench", "worker", "Pending", 0,
+                           unschedulable="0/3 nodes are available: 3 Insufficient hugepages-1Gi.")
         assert name == "bench-worker-0"
 
     api = FakeMPIJobApi(script={2: pending})
     with pytest.raises(WaitTimeoutError) as raised:
-        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5,
+        ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True, wait_timeout=5, fail_on_unschedulable=False,
                                                                   ticks_factory=lambda: iter([0.0, 5.0])))
     assert str(raised.value).endswith("it is Pending (pods: bench-worker-0=Pending (0/3 nodes are available: 3 "
                                       "Insufficient hugepages-1Gi.))")

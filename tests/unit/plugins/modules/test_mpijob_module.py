@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 from ansible_collections.gpuops.cluster.plugins.modules import mpijob
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
@@ -48,10 +49,49 @@ def test_definition_with_wrong_kind_fails_naming_definition():
 
 
 def test_wait_options_are_checked():
-    outcome = run(dict(ARGS, wait_timeout=0, wait_sleep=0, log_lines=-1), api=None)
+    outcome = run(dict(ARGS, wait_timeout=0, wait_sleep=0, log_lines=-1, api_retries=-1), api=None)
     assert outcome.result["problems"] == ["wait_timeout must be at least 1 second, got 0",
                                           "wait_sleep must be above 0 seconds, got 0.0",
-                                          "log_lines must be 0 (the whole log) or more, got -1"]
+                                          "log_lines must be 0 (the whole log) or more, got -1",
+                                          "api_retries must be 0 (no retry) or more, got -1"]
+
+
+def test_wait_options_and_their_defaults():
+    spec = mpijob.argument_spec()
+    assert spec["fail_on_unschedulable"] == {"type": "bool", "default": True}
+    assert spec["api_retries"] == {"type": "int", "default": 10}
+
+
+def unschedulable_worker(fake):
+    fake.set_conditions("ml", "bench", ("Created", "MPIJobCreated", "created"))
+    fake.add_pod("bench", "worker", "Pending", 0,
+                 unschedulable="0/2 nodes are available: 2 Insufficient nvidia.com/gpu.")
+
+
+def test_an_unschedulable_pod_fails_the_task_unless_the_site_waits_for_capacity():
+    outcome = run(dict(ARGS, wait=True, wait_sleep=0.01), FakeMPIJobApi(script={2: unschedulable_worker}))
+    assert outcome.failed
+    assert outcome.result["msg"].startswith("MPIJob ml/bench FAILED after ")
+    assert outcome.result["reason"] == (
+        "pod(s) cannot be scheduled: pod bench-worker-0: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
+        "(set fail_on_unschedulable=false to wait for capacity instead, e.g. from a cluster autoscaler)")
+    waiting = run(dict(ARGS, wait=True, wait_timeout=1, wait_sleep=0.25, fail_on_unschedulable=False),
+                  FakeMPIJobApi(script={2: unschedulable_worker}))
+    assert waiting.result["msg"].startswith("timed out after 1 s waiting for MPIJob ml/bench to be Succeeded; it is "
+                                            "Created (pods: bench-worker-0=Pending (0/2 nodes are available")
+
+
+def test_api_retries_bounds_the_tries_of_a_look():
+    def restart(fake):
+        fake.outage.append(ApiError("reading MPIJob ml/bench on https://10.0.0.1:6443: connection refused",
+                                    server="https://10.0.0.1:6443"))
+
+    outcome = run(dict(ARGS, wait=True, api_retries=0), FakeMPIJobApi(script={2: restart}))
+    assert outcome.failed
+    assert outcome.result["msg"] == (
+        "the API server https://10.0.0.1:6443 stayed unavailable while waiting for MPIJob ml/bench (1 attempt(s) over "
+        "0.0 s); the last error: reading MPIJob ml/bench on https://10.0.0.1:6443: connection refused")
+    assert (outcome.result["changed"], outcome.result["status"]) == (True, None)
 
 
 def test_check_mode_with_diff_creates_nothing():
