@@ -34,8 +34,12 @@ def build_binaries():
 
 def lab_playbook(state, run_dir, cluster_name, env=None, timeout=900):
     """playbooks/lab.yml with lab_state present or absent for the control plane in run_dir (text output)."""
+    # An API-level control plane: kwok's fake nodes and the MPI Operator as a process, listening on 127.0.0.1 only
+    # (the lab inventory's real-node settings are for the cluster of make lab).
     extra = {"lab_state": state, "lab_control_plane_run_dir": run_dir, "lab_control_plane_cluster_name": cluster_name,
-             "lab_control_plane_build": False}
+             "lab_control_plane_build": False, "lab_control_plane_fake_nodes": True,
+             "lab_control_plane_mpi_operator_enabled": True, "lab_control_plane_apiserver_bind_address": "127.0.0.1",
+             "lab_control_plane_apiserver_advertise_address": ""}
     return run_playbook(LAB_PLAYBOOK, LAB_INVENTORY, extra, env=env or ansible_env(json_output=False),
                         timeout=timeout)
 

@@ -110,8 +110,8 @@ def test_invalid_arguments_fail_before_any_api_call(lab, namespace, ansible_env,
     assert mpijobs(lab, namespace) == []
 
 
-def test_launcher_role_runs_the_job_and_fails_naming_why_when_the_launcher_left_no_log(lab, namespace, ansible_env,
-                                                                                        tmp_path):
+def test_launcher_role_runs_the_job_and_fails_naming_why_when_the_launcher_left_no_log(
+        lab, namespace, ansible_env, tmp_path):
     log_path = str(tmp_path / "out" / "launcher.log")
     report_path = str(tmp_path / "out" / "report.json")
     role = {"role": "gpuops.cluster.mpijob_launcher", "vars": {
