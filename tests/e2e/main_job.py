@@ -72,6 +72,12 @@ def lab_network_exists():
     return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
 
 
+def workload_image():
+    """The lab's workload image name, from tools/build_workload_image.sh (builds nothing)."""
+    return subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def kubectl():
     """The kubectl the lab built, from tools/build_kube_binaries.sh."""
     return os.path.join(build_binaries()[0], "kubectl")

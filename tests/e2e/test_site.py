@@ -25,7 +25,7 @@ from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_option
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_network_exists, lab_processes,
-    listening_ports,
+    listening_ports, workload_image,
 )
 
 
@@ -288,11 +288,9 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
     report go under $GPUOPS_CACHE/training), with a 2-rank MPIJob in real pods; then the same job judged
     again with a rank count given to the launcher role, which the verdict must hold it to."""
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
-    workload_image = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
-                                    capture_output=True, text=True, check=True).stdout.strip()
     namespace = "e2e-verdict"
     variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": namespace,
-                 "mpijob_launcher_name": "bench", "mpijob_launcher_image": workload_image,
+                 "mpijob_launcher_name": "bench", "mpijob_launcher_image": workload_image(),
                  "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
                  "mpijob_launcher_python": "/opt/gpuops/venv/bin/python3",
                  "mpijob_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
@@ -345,8 +343,7 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
     with open(KUBECONFIG, encoding="utf-8") as handle:
         server = yaml.safe_load(handle)["clusters"][0]["cluster"]["server"]
     assert int(server.rsplit(":", 1)[1]) in ports
-    workload_image = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
-                                    capture_output=True, text=True, check=True).stdout.strip()
+    image = workload_image()
 
     down = Run(["bash", LAB_DOWN], timeout=900)
     assert down.rc == 0, down.explain()
@@ -361,7 +358,7 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
                  os.path.join(LAB_DIR, "tmp")):
         assert not os.path.exists(path), path
     # The cached builds stay for the next make lab.
-    assert subprocess.run(["podman", "image", "exists", workload_image], check=False).returncode == 0
+    assert subprocess.run(["podman", "image", "exists", image], check=False).returncode == 0
     assert os.path.exists(kubectl())
     # A second teardown finds nothing to do and says so.
     again = Run(["bash", LAB_DOWN], timeout=900)
