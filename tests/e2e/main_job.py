@@ -11,6 +11,8 @@ import sys
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, run
 from gpuops_testlib.lab_control_plane import build_binaries
+# workload_image: the e2e tests take it from here with the lab's other probes.
+from gpuops_testlib.lab_pods import workload_image  # noqa: F401  pylint: disable=unused-import
 from gpuops_testlib.versions import pinned
 # listening_ports: the e2e tests take it from here with the lab's other probes.
 from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # noqa: F401  pylint: disable=unused-import
@@ -70,12 +72,6 @@ def lab_containers():
 def lab_network_exists():
     """Whether the lab's podman network exists."""
     return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
-
-
-def workload_image():
-    """The lab's workload image name, from tools/build_workload_image.sh (builds nothing)."""
-    return subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def kubectl():

@@ -17,13 +17,12 @@ import uuid
 import pytest
 import yaml
 
-from gpuops_testlib.ansible_run import finish, run_playbook, start_playbook, write_play
-from main_job import CONTAINER_PREFIX, KUBECONFIG, RUN_DIR, kubectl, workload_image
-
-
-def _kubectl(*args, check=True, stdin=None):
-    return subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG] + list(args), input=stdin, capture_output=True,
-                          text=True, check=check)
+from gpuops_testlib.ansible_run import finish, run_playbook, start_playbook
+from gpuops_testlib.lab_pods import (
+    LAB_KUBECONFIG, job_play, kill_worker, kubectl, lab_kubectl_path, launcher_log, mpijob_args, pod_failed,
+    pod_of_job, wait_for, workload_image,
+)
+from main_job import RUN_DIR
 
 
 def _pod_spec(name, node, command, resources, volumes=(), mounts=()):
@@ -37,13 +36,13 @@ def _pod_spec(name, node, command, resources, volumes=(), mounts=()):
 def _run_pod(pod, timeout="120s"):
     """Create the pod, wait until it ends, return (phase, log); the pod is deleted afterwards."""
     name = pod["metadata"]["name"]
-    _kubectl("apply", "-f", "-", stdin=json.dumps(pod))
+    kubectl("apply", "-f", "-", stdin=json.dumps(pod))
     try:
-        _kubectl("wait", "pod/" + name, "--for=jsonpath={.status.phase}=Succeeded", "--timeout=" + timeout, check=False)
-        phase = _kubectl("get", "pod/" + name, "-o", "jsonpath={.status.phase}").stdout
-        return phase, _kubectl("logs", "pod/" + name, check=False).stdout
+        kubectl("wait", "pod/" + name, "--for=jsonpath={.status.phase}=Succeeded", "--timeout=" + timeout, check=False)
+        phase = kubectl("get", "pod/" + name, "-o", "jsonpath={.status.phase}").stdout
+        return phase, kubectl("logs", "pod/" + name, check=False).stdout
     finally:
-        _kubectl("delete", "pod/" + name, "--wait=false", check=False)
+        kubectl("delete", "pod/" + name, "--wait=false", check=False)
 
 
 MAP_ONE_PAGE = (
@@ -58,12 +57,12 @@ MAP_ONE_PAGE = (
 
 def test_a_pod_requesting_hugepages_is_admitted_and_maps_its_page(second_run):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
-    capacity = _kubectl("get", "node/node1", "-o", "jsonpath={.status.allocatable.hugepages-2Mi}").stdout
+    capacity = kubectl("get", "node/node1", "-o", "jsonpath={.status.allocatable.hugepages-2Mi}").stdout
     assert capacity == "128Mi", capacity
     pod = _pod_spec("hugepages-" + uuid.uuid4().hex[:6], "node1", ["python3", "-c", MAP_ONE_PAGE],
-               {"hugepages-2Mi": "4Mi", "memory": "256Mi", "cpu": "100m"},
-               volumes=[{"name": "hugepages", "emptyDir": {"medium": "HugePages"}}],
-               mounts=[{"name": "hugepages", "mountPath": "/hugepages"}])
+                    {"hugepages-2Mi": "4Mi", "memory": "256Mi", "cpu": "100m"},
+                    volumes=[{"name": "hugepages", "emptyDir": {"medium": "HugePages"}}],
+                    mounts=[{"name": "hugepages", "mountPath": "/hugepages"}])
     phase, log = _run_pod(pod)
     assert phase == "Succeeded", (phase, log)
     assert "64 pages in the pool" in log and "mapped a 2 MiB page: hello" in log, log
@@ -72,30 +71,20 @@ def test_a_pod_requesting_hugepages_is_admitted_and_maps_its_page(second_run):
 # ---- Faults in real pods: gpuops.cluster.mpijob must return with the reason within seconds, never hang. ----
 
 FAULTS_NAMESPACE = "e2e-faults"
-BENCHMARK = ["/opt/gpuops/venv/bin/python3", "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework", "tensorflow",
-             "--device", "cpu", "--model", "small_cnn", "--batch-size", "8", "--num-warmup-batches", "1",
-             "--num-iters", "1000", "--num-batches-per-iter", "1"]
 
 
 def _job_play(tmp_path, name, **args):
     """A playbook of one gpuops.cluster.mpijob task that creates the job and waits for it."""
-    task_args = dict({"kubeconfig": KUBECONFIG, "namespace": FAULTS_NAMESPACE, "name": name,
-                      "image": workload_image(), "image_pull_policy": "Never", "workers": 2, "slots_per_worker": 1,
-                      "worker_command": ["/usr/sbin/sshd", "-De"],
-                      "command": ["mpirun", "-np", "2", "--allow-run-as-root", "-bind-to", "none"] + BENCHMARK,
-                      "wait": True, "wait_timeout": 600, "wait_sleep": 0.5}, **args)
-    return write_play(tmp_path / (name + ".yml"), {
-        "name": name, "hosts": "localhost", "connection": "local", "gather_facts": False,
-        "vars": {"ansible_python_interpreter": sys.executable},
-        "tasks": [{"name": "job", "gpuops.cluster.mpijob": task_args, "register": "job", "ignore_errors": True}]})
+    return job_play(tmp_path / (name + ".yml"), [{"name": "job", "register": "job", "ignore_errors": True,
+                                                  "gpuops.cluster.mpijob": mpijob_args(FAULTS_NAMESPACE, name, **args)}])
 
 
 @pytest.fixture(name="faults")
 def _faults_namespace(second_run):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
-    _kubectl("create", "namespace", FAULTS_NAMESPACE, check=False)
+    kubectl("create", "namespace", FAULTS_NAMESPACE, check=False)
     yield
-    _kubectl("delete", "mpijobs", "--all", "-n", FAULTS_NAMESPACE, "--wait=true", "--timeout=120s", check=False)
+    kubectl("delete", "mpijobs", "--all", "-n", FAULTS_NAMESPACE, "--wait=true", "--timeout=120s", check=False)
 
 
 def _job_result(run):
@@ -125,36 +114,12 @@ def test_more_gpus_than_any_node_has_is_unschedulable_with_the_schedulers_messag
     assert seconds < 60, "reported after %.0f s" % seconds
 
 
-def _wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail("timed out after %d s waiting for %s" % (timeout, what))
-
-
-def _read_pod(name):
-    done = _kubectl("get", "pod", name, "-n", FAULTS_NAMESPACE, "-o", "json", check=False)
-    return json.loads(done.stdout) if done.returncode == 0 else None
-
-
-def _launcher_log(job_name):
-    return _kubectl("logs", "-n", FAULTS_NAMESPACE, "job/" + job_name + "-launcher", check=False).stdout
-
-
 def test_a_worker_killed_mid_run_is_reported_with_its_events_and_the_launcher_log(faults, tmp_path):
     started = start_playbook(_job_play(tmp_path, "killed", gpus_per_worker=2))
     try:
-        _wait_for(lambda: "Iter #" in _launcher_log("killed"), 600, "the benchmark's first iteration")
-        worker = _read_pod("killed-worker-1")
-        node = worker["spec"]["nodeName"]
-        # The worker's main process (its sshd, which mpirun's ranks hang off; sshd retitles itself) is killed.
-        subprocess.run(["podman", "exec", CONTAINER_PREFIX + node, "pkill", "-KILL", "-f", "^sshd: /usr/sbin/sshd -De"],
-                       check=True)
-        _wait_for(lambda: (_read_pod("killed-worker-1") or {}).get("status", {}).get("phase") == "Failed", 60,
-                  "the worker pod's phase Failed")
+        wait_for(lambda: "Iter #" in launcher_log(FAULTS_NAMESPACE, "killed"), 600, "the benchmark's first iteration")
+        kill_worker(FAULTS_NAMESPACE, "killed-worker-1")
+        wait_for(lambda: pod_failed(FAULTS_NAMESPACE, "killed-worker-1"), 60, "the worker pod's phase Failed")
         status_changed = time.time()
         run = finish(started, timeout=300)
         returned = time.time()
@@ -175,21 +140,21 @@ def test_a_worker_killed_mid_run_is_reported_with_its_events_and_the_launcher_lo
 
 def _control_plane(action):
     """kwokctl stop or start for the lab's control plane (etcd, the API server, controllers, scheduler)."""
-    kwokctl = [os.path.join(os.path.dirname(kubectl()), "kwokctl"), "--name", "gpuops-lab"]
+    kwokctl = [os.path.join(os.path.dirname(lab_kubectl_path()), "kwokctl"), "--name", "gpuops-lab"]
     env = dict(os.environ, KWOK_WORKDIR=os.path.join(RUN_DIR, "kwok"))
     subprocess.run(kwokctl + [action, "cluster"], env=env, check=True, capture_output=True)
     if action == "stop":
-        assert _kubectl("get", "--raw=/readyz", "--request-timeout=3s", check=False).returncode != 0
+        assert kubectl("get", "--raw=/readyz", "--request-timeout=3s", check=False).returncode != 0
 
 
 def _launcher_running(job_name):
-    return (_pod_of_job(job_name, "launcher") or {}).get("status", {}).get("phase") == "Running"
+    return (pod_of_job(FAULTS_NAMESPACE, job_name, "launcher") or {}).get("status", {}).get("phase") == "Running"
 
 
 def test_an_api_server_restart_while_waiting_is_ridden_out_and_an_outage_is_bounded(faults, tmp_path):
     started = start_playbook(_job_play(tmp_path, "restart", command=["sh", "-c", "sleep 60"]))
     try:
-        _wait_for(lambda: _launcher_running("restart"), 300, "the launcher pod running")
+        wait_for(lambda: _launcher_running("restart"), 300, "the launcher pod running")
         _control_plane("stop")
         time.sleep(5)
         _control_plane("start")
@@ -204,27 +169,19 @@ def test_an_api_server_restart_while_waiting_is_ridden_out_and_an_outage_is_boun
     # An API server that stays away: the wait gives up after its retries, naming the server, and claims nothing.
     started = start_playbook(_job_play(tmp_path, "outage", command=["sh", "-c", "sleep 120"], api_retries=2))
     try:
-        _wait_for(lambda: _launcher_running("outage"), 300, "the launcher pod running")
+        wait_for(lambda: _launcher_running("outage"), 300, "the launcher pod running")
         _control_plane("stop")
         run = finish(started, timeout=120)
     finally:
         if started[1].poll() is None:
             started[1].kill()
         _control_plane("start")
-        _wait_for(lambda: _kubectl("get", "--raw=/readyz", "--request-timeout=3s", check=False).returncode == 0, 120,
-                  "the API server ready again")
+        wait_for(lambda: kubectl("get", "--raw=/readyz", "--request-timeout=3s", check=False).returncode == 0, 120,
+                 "the API server ready again")
     job = _job_result(run)
     assert job["failed"] is True, job
-    with open(KUBECONFIG, encoding="utf-8") as handle:
+    with open(LAB_KUBECONFIG, encoding="utf-8") as handle:
         server = yaml.safe_load(handle)["clusters"][0]["cluster"]["server"]
     assert "stayed unavailable while waiting for MPIJob %s/outage (3 attempt(s)" % FAULTS_NAMESPACE in job["msg"], job
     assert server.split("//")[1] in job["msg"], (server, job["msg"])
     assert job.get("phase") != "Succeeded", job
-
-
-def _pod_of_job(job_name, role):
-    done = _kubectl("get", "pods", "-n", FAULTS_NAMESPACE, "-l",
-                    "training.kubeflow.org/job-name=%s,training.kubeflow.org/job-role=%s" % (job_name, role),
-                    "-o", "json", check=False)
-    items = json.loads(done.stdout)["items"] if done.returncode == 0 else []
-    return items[0] if items else None
