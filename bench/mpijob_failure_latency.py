@@ -70,7 +70,8 @@ def trial(tmp, method, timeout):
         result = result["hosts"]["localhost"]
         return latency, ("FAILED: " + result.get("msg", "")) if result.get("failed") else "ok"
     finally:
-        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        # Gone before the next trial: its pods hold the nodes' GPUs until then.
+        kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=300s", check=False)
 
 
 def main():

@@ -43,6 +43,8 @@ all:
     lab_network_name: %(network)s
     lab_network_subnet: %(subnet)s
     lab_nodes_container_prefix: %(prefix)s
+    # SSH nodes only: no kubelet runs in them, so they are plain (unprivileged) containers.
+    lab_nodes_kube_node: false
     ansible_user: root
     ansible_ssh_private_key_file: "{{ lab_state_dir }}/ssh/id_ed25519"
     ansible_ssh_common_args: "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
