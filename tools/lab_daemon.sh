@@ -47,7 +47,15 @@ case "$action" in
         fi
         # setsid: own session, so the caller's terminal or Ansible's process group does not take it down.
         setsid "$@" > "$logfile" 2>&1 < /dev/null &
-        echo "$! $1" > "$pidfile"
+        pid=$!
+        echo "$pid $1" > "$pidfile"
+        # The child runs the command only once setsid has exec'd it, which takes longer on a busy machine:
+        # wait (up to 10 s) until it does or is gone, then a moment more to catch a command that exits at once.
+        for _ in $(seq 1 200); do
+            live_pid "$pidfile" > /dev/null && break
+            [[ -d "/proc/$pid" ]] || break
+            sleep 0.05
+        done
         sleep 0.2
         if ! live_pid "$pidfile" > /dev/null; then
             echo "$1 exited at once; last lines of $logfile:" >&2
