@@ -10,9 +10,10 @@ import subprocess
 import sys
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, run
-from gpuops_testlib.lab_control_plane import build_binaries
-# workload_image: the e2e tests take it from here with the lab's other probes.
-from gpuops_testlib.lab_pods import workload_image  # noqa: F401  pylint: disable=unused-import
+# kubectl, lab_kubectl_path, workload_image: the e2e tests take them from here with the lab's other probes.
+from gpuops_testlib.lab_pods import (  # noqa: F401  pylint: disable=unused-import
+    LAB_KUBECONFIG, NODE_CONTAINER_PREFIX, kubectl, lab_kubectl_path, workload_image,
+)
 from gpuops_testlib.versions import pinned
 # listening_ports: the e2e tests take it from here with the lab's other probes.
 from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # noqa: F401  pylint: disable=unused-import
@@ -20,7 +21,7 @@ from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # no
 LAB_DIR = os.path.join(CACHE_ROOT, "lab")
 RUN_DIR = os.path.join(LAB_DIR, "control-plane")
 TRAINING_DIR = os.path.join(LAB_DIR, "training")
-KUBECONFIG = os.path.join(RUN_DIR, "kubeconfig")
+KUBECONFIG = LAB_KUBECONFIG
 LAB_SH = os.path.join(REPO_ROOT, "tools", "lab.sh")
 LAB_DOWN = os.path.join(REPO_ROOT, "tools", "lab_down.sh")
 EXAMPLES = os.path.join(REPO_ROOT, "inventories", "examples")
@@ -28,7 +29,7 @@ TWO_GPU_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-two-gpus.yml")
 VALIDATE_NODE_VARS = os.path.join(REPO_ROOT, "tests", "e2e", "playbooks", "validate_node_vars.yml")
 MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@" + pinned("mpi_operator"),
                                      "deploy", "v2beta1", "mpi-operator.yaml")
-CONTAINER_PREFIX = "gpuops-lab-"
+CONTAINER_PREFIX = NODE_CONTAINER_PREFIX
 NETWORK = "gpuops-lab"
 LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}
 
@@ -72,8 +73,3 @@ def lab_containers():
 def lab_network_exists():
     """Whether the lab's podman network exists."""
     return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
-
-
-def kubectl():
-    """The kubectl the lab built, from tools/build_kube_binaries.sh."""
-    return os.path.join(build_binaries()[0], "kubectl")

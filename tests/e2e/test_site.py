@@ -21,11 +21,11 @@ import sys
 import pytest
 import yaml
 
-from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, program, run_playbook
+from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, program, run_playbook, write_play
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
-    TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_network_exists, lab_processes,
-    listening_ports, workload_image,
+    TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_kubectl_path, lab_network_exists,
+    lab_processes, listening_ports, workload_image,
 )
 
 
@@ -68,9 +68,8 @@ def _check_launchers():
         with open(chart, "rb") as handle:
             assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
     # The MPIJob's workers ran in real pods on both lab nodes, placed there by the scheduler.
-    events = json.loads(subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "get", "events", "-n", "default",
-                                        "--field-selector", "reason=Scheduled", "-o", "json"],
-                                       capture_output=True, text=True, check=True).stdout)["items"]
+    events = json.loads(kubectl("get", "events", "-n", "default", "--field-selector", "reason=Scheduled",
+                                "-o", "json").stdout)["items"]
     placed = dict(re.match(r"Successfully assigned default/(\S+) to (\S+)", event["message"]).groups()
                   for event in events if "gpuops-benchmark-worker-" in event["message"])
     assert sorted(placed.values()) == ["node1", "node2"], placed
@@ -268,8 +267,7 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         # Check mode created nothing: no label, no job.
         for name in nodes:
             assert "nvidia.com/gpu.present" not in (core.read_node(name).metadata.labels or {})
-        out = subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "get", "mpijobs", "-A", "-o", "name"],
-                             capture_output=True, text=True, check=True).stdout
+        out = kubectl("get", "mpijobs", "-A", "-o", "name").stdout
         assert job not in out, out
     finally:
         for name in nodes:
@@ -300,10 +298,9 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
                  "mpijob_launcher_wait_timeout": 900}
     cache = tmp_path / "cache"
     env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
-    playbook = os.path.join(tmp_path, "verify.yml")
-    with open(playbook, "w", encoding="utf-8") as handle:
-        yaml.safe_dump([{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
-                        for name in ("verify_training.yml", "training_summary.yml")], handle)
+    playbook = write_play(tmp_path / "verify.yml",
+                          [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
+                           for name in ("verify_training.yml", "training_summary.yml")])
     try:
         judged = run_playbook(playbook, _verdict_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=1200)
         assert judged.rc == 0, judged.explain()
@@ -330,8 +327,7 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
             report = json.load(handle)
         assert report["passed"] is False and report["summary"][0].startswith("verdict:     FAILED (an MPIJob")
     finally:
-        subprocess.run([kubectl(), "--kubeconfig", KUBECONFIG, "delete", "namespace", namespace, "--wait=false"],
-                       capture_output=True, check=False)
+        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
 def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
@@ -359,7 +355,7 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
         assert not os.path.exists(path), path
     # The cached builds stay for the next make lab.
     assert subprocess.run(["podman", "image", "exists", image], check=False).returncode == 0
-    assert os.path.exists(kubectl())
+    assert os.path.exists(lab_kubectl_path())
     # A second teardown finds nothing to do and says so.
     again = Run(["bash", LAB_DOWN], timeout=900)
     assert again.rc == 0 and "nothing of the lab is left" in again.output, again.explain()

@@ -7,6 +7,7 @@ the e2e tests and bench/mpijob_failure_latency.py compare."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -24,6 +25,8 @@ LONG_BENCHMARK = ["/opt/gpuops/venv/bin/python3", "/opt/gpuops/benchmark/gpuops_
                   "--num-warmup-batches", "1", "--num-iters", "1000", "--num-batches-per-iter", "1"]
 
 
+# Cached: kubectl() runs in polling loops, and asking the build script costs a bash and a go process.
+@functools.lru_cache(maxsize=None)
 def lab_kubectl_path():
     """The kubectl of the lab's kube build (tools/build_kube_binaries.sh)."""
     bin_dir = subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_kube_binaries.sh"), "--print-dir"],
@@ -31,8 +34,10 @@ def lab_kubectl_path():
     return os.path.join(bin_dir, "kubectl")
 
 
+@functools.lru_cache(maxsize=None)
 def workload_image():
-    """The lab's workload image name, from tools/build_workload_image.sh (builds nothing)."""
+    """The lab's workload image name, from tools/build_workload_image.sh (builds nothing; the name is a hash of
+    the image's inputs, fixed for a run)."""
     return subprocess.run(["bash", os.path.join(REPO_ROOT, "tools", "build_workload_image.sh"), "--name"],
                           capture_output=True, text=True, check=True).stdout.strip()
 
