@@ -134,7 +134,8 @@ def containers_cannot_start(observation):
 
 def unschedulable_pods(observation):
     """A Pending pod that the scheduler found no node for, with the scheduler's message."""
-    causes = [(_name(pod), unschedulable(pod)) for pod in _in_play(observation) if unschedulable(pod)]
+    causes = [(name, message) for name, message in ((_name(pod), unschedulable(pod)) for pod in _in_play(observation))
+              if message]
     if not causes:
         return None
     return "pod(s) cannot be scheduled: {0} ({1})".format(_by_cause(causes), UNSCHEDULABLE_HINT)
