@@ -30,6 +30,9 @@ description:
     C(CreateContainerConfigError) or C(CreateContainerError)), when a pod cannot be scheduled (unless
     O(fail_on_unschedulable=false)), or when the MPI Operator rejected the job. The failure carries the
     reason, the pods concerned with their events, the MPIJob's events and the tail of the launcher's log.
+  - A built job's launcher is never restarted in place (C(restartPolicy=Never) on its replica spec); the
+    launcher Job makes a new pod up to O(backoff_limit) times. With the MPI Operator's default
+    (V(OnFailure)) the Job controller deletes a launcher pod whose restarts pass the limit, and its log with it.
   - While it waits, a look the API server does not answer (a restart) is tried again (see O(api_retries));
     only what the API server reports decides success.
   - O(state=absent) deletes the job with foreground propagation, so that its pods go first, and with
@@ -163,6 +166,13 @@ options:
         before its hosts; V(AtStartup) creates it at once. When not given, V(WaitForWorkersReady).
     type: str
     choices: [AtStartup, WaitForWorkersReady]
+  worker_ssh_port:
+    description:
+      - The port the workers' sshd listens on. A worker counts as ready only once it accepts connections
+        there (a TCP readiness probe), so that with O(launcher_creation_policy=WaitForWorkersReady) mpirun
+        never starts before its hosts' sshd. V(0) adds no probe (a worker is ready when its container starts).
+      - When not given, V(22).
+    type: int
   clean_pod_policy:
     description:
       - Which pods the MPI Operator deletes when the job finishes.
@@ -393,22 +403,10 @@ events:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kubernetes_api import KubernetesJobApi
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import ensure_absent, ensure_present
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.module_flow import run_job_module
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import (
-    lifecycle_settings,
-    wait_argument_spec,
-    wait_option_problems,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
-    connection_argument_spec,
-    request_timeout_problems,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import wait_argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import connection_argument_spec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
@@ -438,6 +436,7 @@ def argument_spec():
         node_selector=dict(type="dict"),
         tolerations=dict(type="list", elements="dict"),
         launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),
+        worker_ssh_port=dict(type="int"),
         clean_pod_policy=dict(type="str", choices=["None", "Running", "All"]),
         ttl_seconds_after_finished=dict(type="int"),
         active_deadline_seconds=dict(type="int"),
@@ -453,33 +452,8 @@ def argument_spec():
     return spec
 
 
-def job_api(module):
-    """The cluster connection, configured by kubernetes.core exactly as its own modules are."""
-    return KubernetesJobApi(api_client(module), MPIJOB, request_timeout=module.params["request_timeout"])
-
-
-def _without_diff(module, result):
-    if not module._diff:
-        result.pop("diff", None)
-    return result
-
-
-def run_module(module, make_api=job_api):
-    params = module.params
-    try:
-        problems = wait_option_problems(params) + request_timeout_problems(params)
-        if problems:
-            raise InvalidArgumentError(problems, MPIJOB.kind)
-        if params["state"] == "absent":
-            namespace, name = job_to_delete(params)
-            result = ensure_absent(MPIJOB, make_api(module), namespace, name,
-                                   lifecycle_settings(params, module.check_mode))
-        else:
-            body = desired_job(params)
-            result = ensure_present(MPIJOB, make_api(module), body, lifecycle_settings(params, module.check_mode))
-    except KubernetesError as error:
-        module.fail_json(msg=to_native(error), **_without_diff(module, dict(error.details)))
-    module.exit_json(**_without_diff(module, result))
+def run_module(module, make_api=None):
+    run_job_module(module, MPIJOB, desired_job, job_to_delete, make_api)
 
 
 def main():

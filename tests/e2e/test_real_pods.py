@@ -103,6 +103,23 @@ def test_an_image_that_cannot_be_pulled_fails_the_job_within_seconds(faults, tmp
     sys.stderr.write("image that cannot be pulled: reported in %.1f s: %s\n" % (seconds, job["msg"]))
 
 
+def test_a_launcher_that_fails_is_reported_with_its_log_which_the_cluster_keeps(faults, tmp_path):
+    """The launcher pod is never restarted in place, so the Job controller does not delete it (and its log)."""
+    started = time.time()
+    play = _job_play(tmp_path, "launcher-fails", command=["sh", "-c", "echo the launcher gives up here; exit 3"],
+                     backoff_limit=0)
+    run = run_playbook(play, timeout=300)
+    seconds = time.time() - started
+    job = _job_result(run)
+    assert job["failed"] is True, job
+    assert "the MPIJob failed: BackoffLimitExceeded: Job has reached the specified backoff limit" in job["msg"], job["msg"]
+    assert job["launcher_log"] == "the launcher gives up here\n", job
+    assert seconds < 60, "reported after %.0f s" % seconds
+    launcher = pod_of_job(FAULTS_NAMESPACE, "launcher-fails", "launcher")
+    assert launcher["status"]["phase"] == "Failed", launcher["status"]
+    assert launcher_log(FAULTS_NAMESPACE, "launcher-fails") == "the launcher gives up here\n"
+
+
 def test_more_gpus_than_any_node_has_is_unschedulable_with_the_schedulers_message(faults, tmp_path):
     started = time.time()
     run = run_playbook(_job_play(tmp_path, "too-many-gpus", gpus_per_worker=3), timeout=300)

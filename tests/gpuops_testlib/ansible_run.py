@@ -158,11 +158,17 @@ class AnsibleRun:
     def explain(self, host=None):
         """Return code, the failed tasks' messages and the stderr's tail, for assertion messages."""
         try:
-            failed = [(name, result.get("msg")) for name, result in self.failed(host)]
+            failed = [(name, result.get("msg")) + _log_tails(result) for name, result in self.failed(host)]
         except AnsibleRunError:
             failed = self.stdout[-4000:]
         return "rc=%s after %.0f s: %s\nfailed: %s\nstderr: %s" % (
             self.rc, self.seconds, " ".join(self.argv[2:])[:600], failed, self.stderr[-2000:])
+
+
+def _log_tails(result):
+    """The last lines of every job log a failed result carries (e.g. launcher_log), which say why."""
+    return tuple("{0}: ...{1}".format(key, value[-1500:]) for key, value in sorted(result.items())
+                 if key.endswith("_log") and isinstance(value, str) and value)
 
 
 def run(argv, env=None, timeout=900, merge_output=False, result_class=AnsibleRun):

@@ -42,7 +42,10 @@ def gone_or_failed(kind_name, observation):
         return "the {0} was deleted while waiting for it".format(kind_name)
     status = observation.status
     if status["phase"] == "Failed":
-        return "the {0} failed: {1}: {2}".format(kind_name, status["reason"] or "Failed", status["message"] or "")
+        # The MPI Operator appends the launcher pod's own reason after "/" and ": ", empty when it has none.
+        reason = (status["reason"] or "").rstrip("/") or "Failed"
+        message = (status["message"] or "").rstrip(": ")
+        return "the {0} failed: {1}: {2}".format(kind_name, reason, message)
     return None
 
 

@@ -43,6 +43,12 @@ LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
 CLEAN_POD_POLICIES = ("None", "Running", "All")
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
+DEFAULT_SSH_PORT = 22
+# A failed launcher pod stays, with its log. Under the operator's default, OnFailure, the kubelet restarts
+# the container and the Job controller deletes the pod once its restarts pass the backoff limit.
+LAUNCHER_RESTART_POLICY = "Never"
+# How often the kubelet tries a worker's sshd until it answers: the launcher waits for that answer.
+SSH_PROBE_PERIOD_SECONDS = 1
 
 # The options that describe the job; a raw `definition` excludes them all.
 HIGH_LEVEL_OPTIONS = (
@@ -51,6 +57,7 @@ HIGH_LEVEL_OPTIONS = (
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
     "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "host_paths", "service_account",
+    "worker_ssh_port",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
 _OPTION_DEFAULTS = {"privileged": False}
@@ -146,6 +153,23 @@ def _run_policy(params, problems):
     return run_policy
 
 
+def _ssh_port(params, problems):
+    """The port of the workers' sshd (0: none to probe)."""
+    port = pod_template.int_option(params, "worker_ssh_port", 0, problems)
+    if port is None:
+        return DEFAULT_SSH_PORT
+    if port > 65535:
+        problems.append("worker_ssh_port must be a TCP port (at most 65535), got {0}".format(port))
+    return port
+
+
+def _ssh_probe(port):
+    """A worker is ready once its sshd accepts connections. The MPI Operator creates the launcher when
+    every worker is ready; without the probe a worker is ready as soon as its container starts, and
+    mpirun can reach a worker before sshd listens there, which fails the job at once."""
+    return {"tcpSocket": {"port": port}, "periodSeconds": SSH_PROBE_PERIOD_SECONDS}
+
+
 def build_mpijob(params):
     """The MPIJob body for the module's high-level arguments. Raises InvalidArgumentError.
 
@@ -167,6 +191,7 @@ def build_mpijob(params):
     shm = pod_template.shm_volume(params.get("shm_size"), problems)
     host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
     service_account = pod_template.service_account_name(params.get("service_account"), problems)
+    ssh_port = _ssh_port(params, problems)
     if gpus:
         pod_template.set_extended_resource(worker_resources, gpu_resource, gpus, "gpus_per_worker", problems)
     if problems:
@@ -177,6 +202,8 @@ def build_mpijob(params):
                                                           launcher_resources, pull)]}
     worker_pod = {"containers": [pod_template.container("worker", image, params.get("worker_command"), env,
                                                         worker_resources, pull)]}
+    if ssh_port:
+        worker_pod["containers"][0]["readinessProbe"] = _ssh_probe(ssh_port)
     if params.get("host_network"):
         launcher_pod["hostNetwork"] = True
         worker_pod["hostNetwork"] = True
@@ -201,7 +228,7 @@ def build_mpijob(params):
         "launcherCreationPolicy": params.get("launcher_creation_policy") or "WaitForWorkersReady",
         "mpiImplementation": params.get("mpi_implementation") or "OpenMPI",
         "mpiReplicaSpecs": {
-            "Launcher": {"replicas": 1, "template": {"spec": launcher_pod}},
+            "Launcher": {"replicas": 1, "restartPolicy": LAUNCHER_RESTART_POLICY, "template": {"spec": launcher_pod}},
             "Worker": {"replicas": workers, "template": {"spec": worker_pod}},
         },
     }

@@ -5,7 +5,8 @@
 """Reading a job's status: its conditions, its pods, and one look at both (the Observation).
 
 The conditions are the Kubeflow operators' common ones (Created, Running, Restarting, Succeeded,
-Failed, Suspended), which MPIJob, TFJob and PyTorchJob all report.
+Failed, Suspended), which MPIJob, TFJob and PyTorchJob all report. A batch Job says Complete for
+Succeeded and has no Running condition: it runs while it has active pods.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +17,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import KU
 
 # The most decisive condition first: a job that has Failed and was Running is Failed.
 PHASE_ORDER = ("Failed", "Succeeded", "Suspended", "Restarting", "Running", "Created")
+# Each phase's condition types: a batch Job's Complete is a Kubeflow job's Succeeded.
+PHASE_CONDITIONS = {"Succeeded": ("Succeeded", "Complete")}
 
 
 def conditions(job):
@@ -33,12 +36,16 @@ def job_status(job):
     """A summary of a job's status: phase (the most decisive true condition, or Pending when
     there is none), its reason and message, the conditions and the replica statuses."""
     phase, reason, message = "Pending", None, None
-    for condition_type in PHASE_ORDER:
-        condition = true_condition(job, condition_type)
-        if condition:
-            phase, reason, message = condition_type, condition.get("reason"), condition.get("message")
-            break
     status = (job or {}).get("status") or {}
+    for candidate in PHASE_ORDER:
+        condition = next(filter(None, (true_condition(job, condition_type)
+                                       for condition_type in PHASE_CONDITIONS.get(candidate, (candidate,)))), None)
+        if condition:
+            phase, reason, message = candidate, condition.get("reason"), condition.get("message")
+            break
+    else:
+        if status.get("active"):
+            phase = "Running"
     return {
         "phase": phase,
         "reason": reason,

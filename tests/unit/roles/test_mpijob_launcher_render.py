@@ -23,7 +23,8 @@ def render_commands(role_vars):
         {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
         {"name": "Render", "ansible.builtin.debug": {"msg": {
             "launcher": "{{ __mpijob_launcher_default_command }}",
-            "worker": "{{ __mpijob_launcher_default_worker_command }}"}}},
+            "worker": "{{ __mpijob_launcher_default_worker_command }}",
+            "probed_port": "{{ __mpijob_launcher_worker_ssh_port }}"}}},
     ]
     return tasks, {}
 
@@ -65,14 +66,16 @@ def test_ranks_get_path_ld_library_path_and_every_variable_once(ran):
     assert rendered["launcher"] == (["mpirun", "-np", "4"] + MPIRUN_ARGS
                                     + ["-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "HOROVOD_CYCLE_TIME",
                                        "-x", "NCCL_DEBUG"] + PROGRAM)
-    # In the pod's own network namespace sshd keeps port 22.
+    # In the pod's own network namespace sshd keeps port 22, where the readiness probe looks for it.
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De"]
+    assert rendered["probed_port"] == 22
 
 
 @pytest.mark.parametrize("case, port", [("host_network", "2022"), ("host_network_default_port", "2222")])
 def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, port):
     rendered = commands(ran, case)
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", port]
+    assert rendered["probed_port"] == int(port)
     assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p " + port,
                                                                             "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
                                     + PROGRAM)

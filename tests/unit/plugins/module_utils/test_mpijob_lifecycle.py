@@ -29,7 +29,8 @@ class FakeMPIJobApi(object):
     `outage` holds the errors of an API server that does not answer: each read (of the job, its pods
     or its events) raises the next one, until none is left."""
 
-    def __init__(self, jobs=(), pods=(), events=(), logs=None, script=None, deletion_reads=0):
+    def __init__(self, jobs=(), pods=(), events=(), logs=None, script=None, deletion_reads=0, kind=MPIJOB):
+        self.kind = kind
         self.jobs = dict(((j["metadata"]["namespace"], j["metadata"]["name"]), copy.deepcopy(j)) for j in jobs)
         self.pods = [copy.deepcopy(p) for p in pods]
         self.events = list(events)
@@ -64,7 +65,8 @@ class FakeMPIJobApi(object):
     def create(self, namespace, body):
         key = (namespace, body["metadata"]["name"])
         if key in self.jobs:
-            raise ApiError("creating MPIJob {0}/{1}: HTTP 409 Conflict: already exists".format(*key), status=409)
+            raise ApiError("creating {0} {1}/{2}: HTTP 409 Conflict: already exists".format(self.kind.kind, *key),
+                           status=409)
         self.writes.append(("create", namespace, copy.deepcopy(body)))
         stored = copy.deepcopy(body)
         stored["metadata"]["uid"] = "uid-{0}".format(len(self.writes))
@@ -81,7 +83,7 @@ class FakeMPIJobApi(object):
     def list_pods(self, namespace, job_name):
         self._answer()
         return [copy.deepcopy(p) for p in self.pods
-                if p["metadata"]["labels"].get("training.kubeflow.org/job-name") == job_name]
+                if p["metadata"]["labels"].get(self.kind.name_label) == job_name]
 
     def list_events(self, namespace, kind, name):
         self._answer()
@@ -96,7 +98,7 @@ class FakeMPIJobApi(object):
         lines = log.splitlines(True)
         return "".join(lines[-tail_lines:] if tail_lines else lines)
 
-    # Helpers that play the MPI Operator and the kubelets.
+    # Helpers that play the operator (or the Job controller) and the kubelets.
 
     def set_conditions(self, namespace, name, *conditions, **status):
         self.jobs[(namespace, name)]["status"] = dict(status, conditions=[
@@ -120,8 +122,7 @@ class FakeMPIJobApi(object):
             status["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                                      "message": unschedulable}]
         self.pods.append({"metadata": {"name": name, "creationTimestamp": "2025-06-01T10:00:0{0}Z".format(len(self.pods)),
-                                       "labels": {"training.kubeflow.org/job-name": job_name,
-                                                  "training.kubeflow.org/job-role": role}},
+                                       "labels": {self.kind.name_label: job_name, self.kind.role_label: role}},
                           "spec": {"nodeName": "node1"}, "status": status})
         return name
 

@@ -36,6 +36,8 @@ DGX_PAIR = dict(
     mpi_implementation="OpenMPI",
 )
 
+SSH_PROBE = {"tcpSocket": {"port": 22}, "periodSeconds": 1}
+
 DGX_PAIR_ENV = [
     {"name": "HOROVOD_HIERARCHICAL_ALLREDUCE", "value": "true"},
     {"name": "NCCL_DEBUG", "value": "INFO"},
@@ -53,7 +55,7 @@ DGX_PAIR_EXPECTED = {
         "sshAuthMountPath": "/home/mpiuser/.ssh",
         "runPolicy": {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 3600, "activeDeadlineSeconds": 7200},
         "mpiReplicaSpecs": {
-            "Launcher": {"replicas": 1, "template": {"spec": {
+            "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {
                 "hostNetwork": True,
                 "containers": [{"name": "launcher", "image": "registry.example.com/horovod:0.28.1",
                                 "command": ["mpirun", "-np", "16", "python3", "/opt/bench.py"],
@@ -65,6 +67,7 @@ DGX_PAIR_EXPECTED = {
                 "containers": [{
                     "name": "worker", "image": "registry.example.com/horovod:0.28.1",
                     "command": ["/usr/sbin/sshd", "-De"],
+                    "readinessProbe": SSH_PROBE,
                     "env": DGX_PAIR_ENV,
                     "resources": {
                         "limits": {"cpu": "32", "memory": "256Gi", "hugepages-1Gi": "16Gi", "nvidia.com/gpu": "8"},
@@ -89,10 +92,11 @@ def test_minimal_cpu_job_gets_one_worker_one_slot_and_the_defaults():
             "launcherCreationPolicy": "WaitForWorkersReady",
             "mpiImplementation": "OpenMPI",
             "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "template": {"spec": {"containers": [
+                "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {"containers": [
                     {"name": "launcher", "image": "mpi-pi:latest", "command": ["mpirun", "/home/mpiuser/pi"]}]}}},
                 "Worker": {"replicas": 1, "template": {"spec": {"containers": [
-                    {"name": "worker", "image": "mpi-pi:latest"}]}}},
+                    {"name": "worker", "image": "mpi-pi:latest",
+                     "readinessProbe": SSH_PROBE}]}}},
             },
         },
     }
@@ -128,6 +132,23 @@ def test_launcher_resources_atstartup_backoff_image_pull_policy_and_metadata():
     assert body["spec"]["runPolicy"] == {"backoffLimit": 0}
     assert body["metadata"] == {"name": "j", "namespace": "default", "labels": {"team": "ml"},
                                 "annotations": {"gpuops.io/run": "7"}}
+
+
+def test_a_worker_is_ready_when_its_sshd_answers_on_the_port_given_and_0_adds_no_probe():
+    base = dict(name="j", image="i", command=["mpirun"], host_network=True)
+
+    def probe(**params):
+        worker = build_mpijob(dict(base, **params))["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+        return worker["containers"][0].get("readinessProbe")
+
+    assert probe(worker_ssh_port=2222) == {"tcpSocket": {"port": 2222}, "periodSeconds": 1}
+    assert probe(worker_ssh_port=0) is None
+    for port, expected in ((65536, "worker_ssh_port must be a TCP port (at most 65535), got 65536"),
+                           (-1, "worker_ssh_port must be at least 0, got -1"),
+                           ("22", "worker_ssh_port must be an integer, got '22'")):
+        with pytest.raises(InvalidArgumentError) as caught:
+            build_mpijob(dict(base, worker_ssh_port=port))
+        assert expected in str(caught.value)
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -295,7 +316,8 @@ def test_privileged_host_paths_and_service_account():
 
 def test_privileged_off_and_no_host_paths_leave_the_pods_alone():
     worker = build_mpijob(dict(VALID, privileged=False, host_paths=[]))["spec"]["mpiReplicaSpecs"]["Worker"]
-    assert worker["template"]["spec"] == {"containers": [{"name": "worker", "image": "horovod:0.28.1"}]}
+    assert worker["template"]["spec"] == {"containers": [{"name": "worker", "image": "horovod:0.28.1",
+                                                          "readinessProbe": SSH_PROBE}]}
 
 
 def test_bad_shm_size_host_paths_and_service_account_are_refused_naming_them():

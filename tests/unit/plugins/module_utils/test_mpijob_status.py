@@ -80,6 +80,13 @@ def test_failure_predicate_on_a_failed_condition():
     assert job_failure(observation) == "the MPIJob failed: Evicted: 1/2 workers are evicted"
 
 
+def test_failure_predicate_drops_the_empty_pod_reason_the_operator_appends():
+    """What the MPI Operator v0.8 writes when the launcher pod failed without a reason of its own."""
+    observation = Observation(job(CREATED, condition("Failed", reason="BackoffLimitExceeded/",
+                                                     message="Job has reached the specified backoff limit: ")))
+    assert job_failure(observation) == "the MPIJob failed: BackoffLimitExceeded: Job has reached the specified backoff limit"
+
+
 def test_failure_predicate_on_a_failed_worker_while_the_job_still_says_running():
     observation = Observation(job(CREATED, RUNNING), pods=[
         pod("bench-launcher-abcde", "launcher", "Running"),

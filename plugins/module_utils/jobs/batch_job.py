@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The Kubernetes batch Job as a job kind: one pod that runs the benchmark's launcher, needing no operator.
+
+It carries the launchers that clusters without a training operator use: one pod running `horovodrun`
+on an 8-GPU server, or the pod that runs `mpirun` over worker pods of its own. The pod is never
+restarted in place (restartPolicy Never), and the Job makes no second pod unless `backoff_limit` asks:
+a benchmark that failed once has failed, and its pod and log stay for the report.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import pod_template
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import containers_cannot_start, gone_or_failed
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import JobKind
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1123_subdomain
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import resource_name_problem
+
+KIND = "Job"
+DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
+# The Job controller labels its pods with the Job's name; the role label is this collection's own.
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+ROLE_LABEL = "gpuops.io/role"
+ROLE = "launcher"
+# A Job's name is also a label value on its pods: at most 63 characters.
+MAX_NAME_LENGTH = 63
+
+def batch_job_failure(observation):
+    """Why the Job cannot succeed any more: it failed or was deleted, or its pod's container cannot start."""
+    reason = gone_or_failed(KIND, observation)
+    if reason or observation.status["phase"] == "Succeeded":
+        return reason
+    return containers_cannot_start(observation)
+
+
+BATCH_JOB = JobKind(KIND, "batch", "v1", "jobs", failure=batch_job_failure, log_role=ROLE,
+                    name_label=JOB_NAME_LABEL, role_label=ROLE_LABEL)
+
+
+def invalid(problems):
+    return InvalidArgumentError(problems, KIND)
+
+
+def name_problems(name):
+    if not isinstance(name, str) or not name:
+        return ["name is required (the Job's metadata.name)"]
+    if not is_dns1123_subdomain(name) or len(name) > MAX_NAME_LENGTH:
+        return ["name {0!r} must be a DNS-1123 label of at most {1} characters: lowercase letters, digits and "
+                "'-', starting and ending with a letter or digit".format(name, MAX_NAME_LENGTH)]
+    return []
+
+
+def _volumes(volumes, problems):
+    """The `volumes` option: each a dict with `name`, `mount_path` and the volume's source as Kubernetes
+    writes it (persistentVolumeClaim, hostPath, nfs...), as (volume, mount) pairs."""
+    pairs = []
+    for index, entry in enumerate(volumes or []):
+        where = "volumes[{0}]".format(index)
+        if not isinstance(entry, dict) or not entry.get("name") or not str(entry.get("mount_path", "")).startswith("/"):
+            problems.append("{0} must be a dict with name, an absolute mount_path and a volume source such as "
+                            "persistentVolumeClaim: {{claimName: data}}, got {1!r}".format(where, entry))
+            continue
+        source = dict((key, value) for key, value in entry.items() if key not in ("name", "mount_path", "read_only"))
+        if len(source) != 1:
+            problems.append("{0} ({1}) must have exactly one volume source, got {2}".format(
+                where, entry["name"], sorted(source) or "none"))
+            continue
+        volume = dict(source, name=entry["name"])
+        mount = {"name": entry["name"], "mountPath": entry["mount_path"]}
+        if entry.get("read_only"):
+            mount["readOnly"] = True
+        pairs.append((volume, mount))
+    return pairs
+
+
+def _option_problems(params, gpu_resource):
+    problems = []
+    image, command = params.get("image"), params.get("command")
+    if not isinstance(image, str) or not image.strip():
+        problems.append("image is required (the benchmark's container image)")
+    if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
+        problems.append("command must be a non-empty list of strings, got {0!r}".format(command))
+    if resource_name_problem(gpu_resource) or "/" not in gpu_resource:
+        problems.append("gpu_resource_name {0!r} must be a domain-qualified extended resource such as "
+                        "nvidia.com/gpu".format(gpu_resource))
+    pull = params.get("image_pull_policy")
+    if pull is not None and pull not in pod_template.IMAGE_PULL_POLICIES:
+        problems.append("image_pull_policy must be one of {0}, got {1!r}".format(
+            ", ".join(pod_template.IMAGE_PULL_POLICIES), pull))
+    return problems
+
+
+def _job_spec(params, problems):
+    spec = {"backoffLimit": 0}
+    for argument, field, minimum in (("backoff_limit", "backoffLimit", 0),
+                                     ("active_deadline_seconds", "activeDeadlineSeconds", 1),
+                                     ("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0)):
+        value = pod_template.int_option(params, argument, minimum, problems)
+        if value is not None:
+            spec[field] = value
+    return spec
+
+
+def build_batch_job(params):
+    """The Job body for the module's options. Raises InvalidArgumentError listing every problem."""
+    problems = list(name_problems(params.get("name")))
+    gpu_resource = params.get("gpu_resource_name") or DEFAULT_GPU_RESOURCE
+    problems.extend(_option_problems(params, gpu_resource))
+    job_spec = _job_spec(params, problems)
+    gpus = max(pod_template.int_option(params, "gpus", 0, problems) or 0, 0)
+    env = pod_template.normalize_env(params.get("env"), problems)
+    resources = pod_template.normalize_resources(params.get("resources"), "resources", problems)
+    tolerations = pod_template.normalize_tolerations(params.get("tolerations"), problems)
+    node_selector = pod_template.normalize_node_selector(params.get("node_selector"), problems)
+    shm = pod_template.shm_volume(params.get("shm_size"), problems)
+    host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
+    volumes = _volumes(params.get("volumes"), problems)
+    service_account = pod_template.service_account_name(params.get("service_account"), problems)
+    if gpus:
+        pod_template.set_extended_resource(resources, gpu_resource, gpus, "gpus", problems)
+    if problems:
+        raise invalid(problems)
+
+    pod = {"restartPolicy": "Never",
+           "containers": [pod_template.container(ROLE, params["image"], params["command"], env, resources,
+                                                 params.get("image_pull_policy"))]}
+    if params.get("host_network"):
+        pod["hostNetwork"] = True
+        # The cluster's DNS still resolves Service names (the workers') from the host's network.
+        pod["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if node_selector:
+        pod["nodeSelector"] = node_selector
+    if tolerations:
+        pod["tolerations"] = tolerations
+    pod_template.mount(pod, ([shm] if shm else []) + host_paths + volumes)
+    if params.get("privileged"):
+        pod_template.privileged(pod)
+    if service_account:
+        pod["serviceAccountName"] = service_account
+    job_spec["template"] = {"metadata": {"labels": {ROLE_LABEL: ROLE}}, "spec": pod}
+
+    metadata = {"name": params["name"], "namespace": params.get("namespace") or "default"}
+    if params.get("labels"):
+        metadata["labels"] = pod_template.text_dict(params["labels"])
+    if params.get("annotations"):
+        metadata["annotations"] = pod_template.text_dict(params["annotations"])
+    return {"apiVersion": BATCH_JOB.api_version, "kind": KIND, "metadata": metadata, "spec": job_spec}
+
+
+def job_to_delete(params):
+    """(namespace, name) of the Job state=absent removes."""
+    problems = name_problems(params.get("name"))
+    if problems:
+        raise invalid(problems)
+    return params.get("namespace") or "default", params["name"]

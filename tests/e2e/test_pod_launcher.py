@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpuops_launcher=pod on the lab make lab made: horovodrun in one real pod (two CPU ranks of the workload
+image), judged by the verdict; check mode, a second run, and the faults (an image that cannot be pulled, more
+GPUs than a node has, a rank killed mid-run), each reported within seconds with the pod's log kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from gpuops_testlib.ansible_run import ansible_env, finish, run_playbook, start_playbook
+from gpuops_testlib.lab_pods import LONG_BENCHMARK, NODE_CONTAINER_PREFIX, kubectl, wait_for, workload_image
+from main_job import KUBECONFIG, REPO_ROOT
+
+NAMESPACE = "e2e-pod"
+VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
+SHORT_BENCHMARK = ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "8",
+                   "--num-warmup-batches", "1", "--num-iters", "2", "--num-batches-per-iter", "1"]
+
+
+def _inventory(path, name, **variables):
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    variables = dict({"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": NAMESPACE,
+                      "pod_launcher_name": name, "pod_launcher_image": workload_image(),
+                      "pod_launcher_image_pull_policy": "Never", "pod_launcher_ranks": 2,
+                      "pod_launcher_python": "/opt/gpuops/venv/bin/python3",
+                      "pod_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
+                      "pod_launcher_benchmark_args": SHORT_BENCHMARK, "pod_launcher_wait_timeout": 600}, **variables)
+    with open(str(path), "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
+    return str(path)
+
+
+def _env(tmp_path):
+    return ansible_env(GPUOPS_CACHE=str(tmp_path / "cache"))
+
+
+def _verify(tmp_path, name, options=(), **variables):
+    return run_playbook(VERIFY, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
+                        env=_env(tmp_path), timeout=900)
+
+
+@pytest.fixture(name="pod_namespace")
+def _pod_namespace(second_run):
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    yield
+    kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def _jobs():
+    done = kubectl("get", "jobs", "-n", NAMESPACE, "-o", "json", check=False)
+    return [job["metadata"]["name"] for job in json.loads(done.stdout)["items"]] if done.returncode == 0 else []
+
+
+RUN_TASK = "Run horovodrun in one pod and wait until it succeeds (failing as soon as it fails)"
+
+
+def test_horovodrun_in_one_pod_passes_the_verdict_after_a_check_that_creates_nothing_and_runs_once(
+        pod_namespace, tmp_path):
+    planned = _verify(tmp_path, "single", options=("--check", "--diff"))
+    assert planned.rc == 0, planned.explain()
+    container = planned.result(RUN_TASK)["job"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:5] == ["horovodrun", "-np", "2", "-H", "localhost:2"], container
+    assert "single" not in _jobs()
+
+    ran = _verify(tmp_path, "single")
+    assert ran.rc == 0, ran.explain()
+    with open(str(tmp_path / "cache" / "training" / "single.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    assert report["passed"] is True and report["ranks"] == 2, report
+    assert report["summary"][0] == "verdict:     PASSED (one pod running horovodrun (%s/single))" % NAMESPACE
+    sys.stderr.write("pod launcher: %s\n" % "\n".join(report["summary"]))
+
+    again = _verify(tmp_path, "single")
+    assert again.rc == 0, again.explain()
+    assert again.result(RUN_TASK)["changed"] is False
+
+
+@pytest.mark.parametrize("name, variables, expected", [
+    ("no-image", {"pod_launcher_image": "localhost/gpuops-no-such-image:1"}, "ErrImageNeverPull"),
+    ("too-many-gpus", {"pod_launcher_gpus": 3}, "Insufficient nvidia.com/gpu"),
+])
+def test_a_pod_that_cannot_start_fails_within_seconds(pod_namespace, tmp_path, name, variables, expected):
+    started = time.time()
+    run = _verify(tmp_path, name, **variables)
+    seconds = time.time() - started
+    assert run.rc != 0
+    message = dict(run.failed())["Fail with why the run failed and the end of its log"]["msg"]
+    assert expected in message, message
+    assert seconds < 60, "reported after %.0f s" % seconds
+
+
+def _pod_log(name):
+    return kubectl("logs", "-n", NAMESPACE, "job/" + name, check=False).stdout
+
+
+def _kill_one_rank(name):
+    """SIGKILL the benchmark process of one rank, from the node that runs the pod."""
+    pod = json.loads(kubectl("get", "pods", "-n", NAMESPACE, "-l", "batch.kubernetes.io/job-name=" + name,
+                             "-o", "json").stdout)["items"][0]
+    node = NODE_CONTAINER_PREFIX + pod["spec"]["nodeName"]
+    pids = subprocess.run(["podman", "exec", node, "pgrep", "-f", "gpuops_benchmark.py --framework"],
+                          check=True, capture_output=True, text=True).stdout.split()
+    ranks = [pid for pid in pids
+             if "horovodrun" not in subprocess.run(["podman", "exec", node, "cat", "/proc/%s/cmdline" % pid],
+                                                   capture_output=True, text=True).stdout]
+    subprocess.run(["podman", "exec", node, "kill", "-KILL", ranks[-1]], check=True)
+
+
+def test_a_rank_killed_mid_run_fails_the_run_within_seconds_and_its_log_is_kept(pod_namespace, tmp_path):
+    inventory = _inventory(tmp_path / "killed.yml", "killed", pod_launcher_command=[
+        "horovodrun", "-np", "2", "-H", "localhost:2"] + LONG_BENCHMARK)
+    started = start_playbook(VERIFY, inventory, env=_env(tmp_path))
+    try:
+        wait_for(lambda: "Iter #" in _pod_log("killed"), 600, "the benchmark's first iteration")
+        _kill_one_rank("killed")
+        killed = time.time()
+        run = finish(started, timeout=300)
+        returned = time.time()
+    finally:
+        if started[1].poll() is None:
+            started[1].kill()
+    assert run.rc != 0
+    message = dict(run.failed())["Fail with why the run failed and the end of its log"]["msg"]
+    assert "the Job failed: BackoffLimitExceeded" in message, message
+    with open(str(tmp_path / "cache" / "training" / "killed.log"), encoding="utf-8") as handle:
+        assert "Iter #" in handle.read()
+    sys.stderr.write("pod launcher, rank killed: the task returned %.1f s later\n" % (returned - killed))
+    assert returned - killed < 30

@@ -1,0 +1,74 @@
+"""The pod_launcher role without a cluster: the horovodrun command rendered from the role's defaults and vars,
+and the role refusing bad variables before any API call.
+
+Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
+The Job itself runs in real pods in tests/e2e/test_pod_launcher.py.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from gpuops_testlib.role_cases import run_task_cases
+
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "pod_launcher"
+IMAGE = {"pod_launcher_image": "horovod:0.28.1"}
+
+
+def render_command(role_vars):
+    tasks = [
+        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
+        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
+        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
+        {"name": "Render", "ansible.builtin.debug": {"msg": "{{ __pod_launcher_default_command }}"}},
+    ]
+    return tasks, {}
+
+
+def run_role(role_vars):
+    return [{"name": "Run", "ansible.builtin.include_role": {"name": "gpuops.cluster.pod_launcher"}}], role_vars
+
+
+CASES = {
+    "eight_gpus": render_command({"pod_launcher_gpus": 8, "pod_launcher_benchmark_args": ["--model", "resnet50"],
+                                  "pod_launcher_horovodrun_args": ["--timeline-filename", "/tmp/timeline.json"]}),
+    "cpu_ranks": render_command({"pod_launcher_ranks": 2}),
+    "bad_counts": run_role(dict(IMAGE, pod_launcher_gpus=-1, pod_launcher_ranks=0)),
+    "no_image": run_role({}),
+}
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    return run_task_cases(tmp_path_factory.mktemp("pod_launcher"), CASES)
+
+
+def _command(ran, name):
+    result = ran[name]
+    assert result.rc == 0, result.failures()
+    return result.results("Render")[0]["msg"]
+
+
+def test_one_rank_per_gpu_on_localhost_with_the_extra_options_before_the_program(ran):
+    assert _command(ran, "eight_gpus") == ["horovodrun", "-np", "8", "-H", "localhost:8", "--timeline-filename",
+                                           "/tmp/timeline.json", "python3", "/opt/gpuops/gpuops_benchmark.py",
+                                           "--model", "resnet50"]
+
+
+def test_cpu_ranks_where_no_gpu_is(ran):
+    assert _command(ran, "cpu_ranks")[:5] == ["horovodrun", "-np", "2", "-H", "localhost:2"]
+
+
+def test_bad_counts_fail_naming_the_variables_before_any_api_call(ran):
+    result = ran["bad_counts"]
+    assert result.rc != 0
+    [message] = result.failure_messages()
+    assert "pod_launcher_gpus must be 0 or more (got -1)" in message, message
+    assert "pod_launcher_ranks null or at least 1 (got 0)" in message, message
+    assert result.results("Create the namespace when missing") == []
+
+
+def test_a_missing_image_is_refused_naming_the_variable(ran):
+    result = ran["no_image"]
+    assert result.rc != 0
+    assert "pod_launcher_image must name the benchmark image (got '')" in result.failure_messages()[0]
