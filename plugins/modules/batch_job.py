@@ -14,8 +14,9 @@ version_added: 0.1.0
 author:
   - gpuops maintainers (@gpuops)
 description:
-  - Manages one C(batch/v1) Job whose single pod runs a launcher command, such as C(horovodrun -np 8) on
-    one 8-GPU server, or C(mpirun) over worker pods of its own. No operator is needed.
+  - Manages one C(batch/v1) Job whose pod runs a launcher command, such as C(horovodrun -np 8) on one
+    8-GPU server or C(mpirun) over worker pods, or whose parallel pods are those workers (O(parallelism)).
+    No operator is needed.
   - The pod is never restarted in place and, unless O(backoff_limit) says otherwise, never replaced. A
     benchmark that failed once has failed, and its pod and log stay for the report.
   - Every option is checked before any API call, and every problem is reported at once.
@@ -46,6 +47,27 @@ options:
       - The namespace of the Job.
     type: str
     default: default
+  parallelism:
+    description:
+      - How many pods run at once, each until the end. Above 1 the Job is Indexed, and pod C(<index>) is named
+        C(<name>-<index>) (C(<name>-<index>.<subdomain>) in the cluster's DNS with O(subdomain)), as worker pods
+        running sshd for an mpirun pod need. When not given, 1.
+    type: int
+  one_pod_per_node:
+    description:
+      - Never put two pods of this Job on one node (a required pod anti-affinity), as worker pods with host
+        networking need, each with sshd on the same port of its node.
+    type: bool
+    default: false
+  subdomain:
+    description:
+      - The headless Service (it must exist) whose DNS names the pods get.
+    type: str
+  readiness_port:
+    description:
+      - A TCP port the container must accept connections on to count as ready (sshd's, for worker pods).
+        With O(wait_for=Running) the wait ends once every pod is ready. When not given, no probe.
+    type: int
   image:
     description:
       - The container image. Required with O(state=present).
@@ -257,6 +279,10 @@ def argument_spec():
         namespace=dict(type="str", default="default"),
         image=dict(type="str"),
         command=dict(type="list", elements="str"),
+        parallelism=dict(type="int"),
+        subdomain=dict(type="str"),
+        one_pod_per_node=dict(type="bool", default=False),
+        readiness_port=dict(type="int"),
         gpus=dict(type="int"),
         gpu_resource_name=dict(type="str", default="nvidia.com/gpu"),
         env=dict(type="dict"),

@@ -154,6 +154,13 @@ options:
     description:
       - Node labels the workers must match. The launcher, which runs only mpirun, is not constrained.
     type: dict
+  spread_workers:
+    description:
+      - Spread the workers over the nodes (a topology spread constraint on C(kubernetes.io/hostname), maximum
+        skew 1, not scheduled against it). With as many workers as nodes that is one worker on each node, so that
+        every allreduce crosses the network, whatever the workers request.
+    type: bool
+    default: false
   tolerations:
     description:
       - Tolerations of the workers, each a dict with C(key), C(operator) (V(Equal) or V(Exists)), C(value),
@@ -434,6 +441,7 @@ def argument_spec():
         host_paths=dict(type="list", elements="str"),
         service_account=dict(type="str"),
         node_selector=dict(type="dict"),
+        spread_workers=dict(type="bool", default=False),
         tolerations=dict(type="list", elements="dict"),
         launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),
         worker_ssh_port=dict(type="int"),

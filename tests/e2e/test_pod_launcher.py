@@ -48,7 +48,8 @@ def _verify(tmp_path, name, options=(), **variables):
                         env=_env(tmp_path), timeout=900)
 
 
-@pytest.fixture(name="pod_namespace")
+# One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
+@pytest.fixture(name="pod_namespace", scope="module")
 def _pod_namespace(second_run):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     yield

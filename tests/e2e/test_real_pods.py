@@ -120,6 +120,16 @@ def test_a_launcher_that_fails_is_reported_with_its_log_which_the_cluster_keeps(
     assert launcher_log(FAULTS_NAMESPACE, "launcher-fails") == "the launcher gives up here\n"
 
 
+def test_spread_workers_land_on_different_nodes_though_one_node_has_gpus_for_both(faults, tmp_path):
+    """The cutoff-aggregation example: one GPU taken from each of the two nodes (each has two)."""
+    run = run_playbook(_job_play(tmp_path, "spread", gpus_per_worker=1, spread_workers=True, clean_pod_policy="None",
+                                 command=["sh", "-c", "echo spread"]), timeout=300)
+    job = _job_result(run)
+    assert not job.get("failed"), job
+    nodes = sorted(pod["node"] for pod in job["pods"] if pod["role"] == "worker")
+    assert nodes == ["node1", "node2"], job["pods"]
+
+
 def test_more_gpus_than_any_node_has_is_unschedulable_with_the_schedulers_message(faults, tmp_path):
     started = time.time()
     run = run_playbook(_job_play(tmp_path, "too-many-gpus", gpus_per_worker=3), timeout=300)

@@ -144,8 +144,8 @@ def test_dgx_openshift_example_lists_two_dgx_nodes_a_16_rank_job_and_a_2_gpu_job
     assert (job["mpijob_launcher_workers"], job["mpijob_launcher_slots_per_worker"],
             job["mpijob_launcher_gpus_per_worker"]) == (2, 1, 1)
     assert _ranks(job) == job["gpuops_training_expect_ranks"] == 2
-    # More than half of a DGX node's 80 CPUs per worker: the two workers cannot share a node.
-    assert int(job["mpijob_launcher_resources"]["cpu"]) > 80 / 2
+    # One worker per node, by a spread constraint rather than by requests sized to fill a node.
+    assert job["mpijob_launcher_spread_workers"] is True and "mpijob_launcher_resources" not in job
 
 
 def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
@@ -229,7 +229,7 @@ def _result(results, name):
 
 @pytest.mark.parametrize("example, nodes, job, extra, ranks, resource", [
     ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-16gpu", (), 16, None),
-    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2, ("cpu", "41")),
+    ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2, None),
     ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32, ("hugepages-1Gi", "32Gi")),
 ])
 def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(  # pylint: disable=too-many-arguments
@@ -257,6 +257,9 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         assert int(container["resources"]["limits"]["nvidia.com/gpu"]) == ranks // worker["replicas"]
         if resource:
             assert container["resources"]["limits"][resource[0]] == resource[1], container["resources"]
+        # The cutoff-aggregation example spreads its two workers over the two nodes, whatever they request.
+        spread = worker["template"]["spec"].get("topologySpreadConstraints")
+        assert (spread[0]["topologyKey"] if spread else None) == ("kubernetes.io/hostname" if extra else None), spread
         command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
         assert command[:3] == ["mpirun", "-np", str(ranks)], command
 

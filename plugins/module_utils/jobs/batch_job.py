@@ -2,10 +2,11 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The Kubernetes batch Job as a job kind: one pod that runs the benchmark's launcher, needing no operator.
+"""The Kubernetes batch Job as a job kind: pods that run the benchmark without any operator.
 
 It carries the launchers that clusters without a training operator use: one pod running `horovodrun`
-on an 8-GPU server, or the pod that runs `mpirun` over worker pods of its own. The pod is never
+on an 8-GPU server; or parallel worker pods running sshd (an Indexed Job, each ready once sshd answers)
+and one pod that runs `mpirun` over them. The pod is never
 restarted in place (restartPolicy Never), and the Job makes no second pod unless `backoff_limit` asks:
 a benchmark that failed once has failed, and its pod and log stay for the report.
 """
@@ -18,7 +19,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import pod_tem
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import containers_cannot_start, gone_or_failed
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import JobKind
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1123_subdomain
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label, is_dns1123_subdomain
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import resource_name_problem
 
 KIND = "Job"
@@ -29,6 +30,7 @@ ROLE_LABEL = "gpuops.io/role"
 ROLE = "launcher"
 # A Job's name is also a label value on its pods: at most 63 characters.
 MAX_NAME_LENGTH = 63
+
 
 def batch_job_failure(observation):
     """Why the Job cannot succeed any more: it failed or was deleted, or its pod's container cannot start."""
@@ -97,6 +99,11 @@ def _option_problems(params, gpu_resource):
 
 def _job_spec(params, problems):
     spec = {"backoffLimit": 0}
+    parallelism = pod_template.int_option(params, "parallelism", 1, problems)
+    if parallelism and parallelism > 1:
+        # Every pod runs until the end (an SSH server for mpirun), each with an index of its own, which
+        # names it: <name>-<index>, and <name>-<index>.<subdomain> in the cluster's DNS.
+        spec.update(parallelism=parallelism, completions=parallelism, completionMode="Indexed")
     for argument, field, minimum in (("backoff_limit", "backoffLimit", 0),
                                      ("active_deadline_seconds", "activeDeadlineSeconds", 1),
                                      ("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0)):
@@ -121,6 +128,12 @@ def build_batch_job(params):
     host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
     volumes = _volumes(params.get("volumes"), problems)
     service_account = pod_template.service_account_name(params.get("service_account"), problems)
+    readiness_port = pod_template.int_option(params, "readiness_port", 1, problems)
+    if readiness_port and readiness_port > 65535:
+        problems.append("readiness_port must be a TCP port (at most 65535), got {0}".format(readiness_port))
+    subdomain = params.get("subdomain")
+    if subdomain is not None and not (isinstance(subdomain, str) and is_dns1035_label(subdomain)):
+        problems.append("subdomain {0!r} must be a DNS-1035 label (a headless Service's name)".format(subdomain))
     if gpus:
         pod_template.set_extended_resource(resources, gpu_resource, gpus, "gpus", problems)
     if problems:
@@ -129,6 +142,14 @@ def build_batch_job(params):
     pod = {"restartPolicy": "Never",
            "containers": [pod_template.container(ROLE, params["image"], params["command"], env, resources,
                                                  params.get("image_pull_policy"))]}
+    if readiness_port:
+        pod["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": readiness_port}, "periodSeconds": 1}
+    if params.get("subdomain"):
+        pod["subdomain"] = params["subdomain"]
+    if params.get("one_pod_per_node"):
+        pod["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname",
+             "labelSelector": {"matchLabels": {JOB_NAME_LABEL: params["name"]}}}]}}
     if params.get("host_network"):
         pod["hostNetwork"] = True
         # The cluster's DNS still resolves Service names (the workers') from the host's network.

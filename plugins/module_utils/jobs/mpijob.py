@@ -34,7 +34,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import
     gone_or_failed,
     rejected_by_operator,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import JobKind
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import (
+    KUBEFLOW_JOB_NAME_LABEL,
+    KUBEFLOW_JOB_ROLE_LABEL,
+    JobKind,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import resource_name_problem
 
@@ -57,10 +61,10 @@ HIGH_LEVEL_OPTIONS = (
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
     "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "host_paths", "service_account",
-    "worker_ssh_port",
+    "worker_ssh_port", "spread_workers",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
-_OPTION_DEFAULTS = {"privileged": False}
+_OPTION_DEFAULTS = {"privileged": False, "spread_workers": False}
 
 _CHOICES = (("launcher_creation_policy", LAUNCHER_CREATION_POLICIES),
             ("clean_pod_policy", CLEAN_POD_POLICIES),
@@ -170,6 +174,13 @@ def _ssh_probe(port):
     return {"tcpSocket": {"port": port}, "periodSeconds": SSH_PROBE_PERIOD_SECONDS}
 
 
+def _one_worker_per_node(name):
+    """At most one more worker of this job on any node than on another, and no worker placed against that:
+    with as many workers as nodes, one on each, so that every allreduce crosses the network."""
+    return {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {KUBEFLOW_JOB_NAME_LABEL: name, KUBEFLOW_JOB_ROLE_LABEL: "worker"}}}
+
+
 def build_mpijob(params):
     """The MPIJob body for the module's high-level arguments. Raises InvalidArgumentError.
 
@@ -210,6 +221,8 @@ def build_mpijob(params):
     # Placement applies to the workers, which hold the GPUs; the launcher only runs mpirun.
     if node_selector:
         worker_pod["nodeSelector"] = node_selector
+    if params.get("spread_workers"):
+        worker_pod["topologySpreadConstraints"] = [_one_worker_per_node(name)]
     if tolerations:
         worker_pod["tolerations"] = tolerations
     if shm:

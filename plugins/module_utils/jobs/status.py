@@ -6,7 +6,7 @@
 
 The conditions are the Kubeflow operators' common ones (Created, Running, Restarting, Succeeded,
 Failed, Suspended), which MPIJob, TFJob and PyTorchJob all report. A batch Job says Complete for
-Succeeded and has no Running condition: it runs while it has active pods.
+Succeeded and has no Running condition: it runs once all its parallel pods are ready.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,6 +32,10 @@ def true_condition(job, condition_type):
     return None
 
 
+def _parallelism(job):
+    return ((job or {}).get("spec") or {}).get("parallelism") or 1
+
+
 def job_status(job):
     """A summary of a job's status: phase (the most decisive true condition, or Pending when
     there is none), its reason and message, the conditions and the replica statuses."""
@@ -44,7 +48,7 @@ def job_status(job):
             phase, reason, message = candidate, condition.get("reason"), condition.get("message")
             break
     else:
-        if status.get("active"):
+        if status.get("active") and (status.get("ready") or 0) >= _parallelism(job):
             phase = "Running"
     return {
         "phase": phase,

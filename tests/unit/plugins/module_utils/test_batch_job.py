@@ -72,10 +72,12 @@ def test_every_problem_is_listed_before_anything_is_built():
     ]
 
 
-def test_a_batch_jobs_complete_condition_is_success_and_active_pods_are_running():
+def test_a_batch_jobs_complete_condition_is_success_and_it_runs_once_every_parallel_pod_is_ready():
     complete = {"status": {"conditions": [{"type": "Complete", "status": "True", "reason": "CompletionsReached"}]}}
     assert job_status(complete)["phase"] == "Succeeded"
-    assert job_status({"status": {"active": 1}})["phase"] == "Running"
+    assert job_status({"status": {"active": 1, "ready": 1}})["phase"] == "Running"
+    assert job_status({"spec": {"parallelism": 2}, "status": {"active": 2, "ready": 1}})["phase"] == "Pending"
+    assert job_status({"spec": {"parallelism": 2}, "status": {"active": 2, "ready": 2}})["phase"] == "Running"
     assert job_status({"status": {}})["phase"] == "Pending"
 
 
@@ -110,3 +112,27 @@ def test_an_image_that_cannot_be_pulled_fails_the_wait_at_once():
         ensure_present(BATCH_JOB, api, build_batch_job(SINGLE_NODE), _settings())
     assert caught.value.details["reason"].startswith("container(s) cannot start: pod dgx-single-launcher-x7k2p: "
                                                      "container launcher (image horovod:0.28.1): ErrImagePull")
+
+
+def test_parallel_ssh_workers_are_an_indexed_job_ready_once_sshd_answers():
+    body = build_batch_job(dict(name="workers", image="i", command=["/usr/sbin/sshd", "-De", "-p", "22122"],
+                                parallelism=2, subdomain="workers", readiness_port=22122, host_network=True,
+                                one_pod_per_node=True))
+    assert {key: body["spec"][key] for key in ("parallelism", "completions", "completionMode")} == {
+        "parallelism": 2, "completions": 2, "completionMode": "Indexed"}
+    pod = body["spec"]["template"]["spec"]
+    assert pod["subdomain"] == "workers"
+    assert pod["affinity"] == {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": "workers"}}}]}}
+    assert pod["containers"][0]["readinessProbe"] == {"tcpSocket": {"port": 22122}, "periodSeconds": 1}
+
+
+def test_a_port_beyond_65535_and_a_subdomain_that_is_no_label_are_refused():
+    with pytest.raises(InvalidArgumentError) as caught:
+        build_batch_job(dict(name="w", image="i", command=["sshd"], readiness_port=70000, subdomain="Not_A_Label",
+                             parallelism=0))
+    assert caught.value.problems == [
+        "parallelism must be at least 1, got 0",
+        "readiness_port must be a TCP port (at most 65535), got 70000",
+        "subdomain 'Not_A_Label' must be a DNS-1035 label (a headless Service's name)",
+    ]

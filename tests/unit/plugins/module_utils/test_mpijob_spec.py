@@ -151,6 +151,17 @@ def test_a_worker_is_ready_when_its_sshd_answers_on_the_port_given_and_0_adds_no
         assert expected in str(caught.value)
 
 
+def test_spread_workers_puts_one_worker_of_this_job_per_node_at_most_one_apart():
+    worker = build_mpijob(dict(name="two-gpus", image="i", command=["mpirun"], workers=2, gpus_per_worker=1,
+                               spread_workers=True))["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["topologySpreadConstraints"] == [{
+        "maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"training.kubeflow.org/job-name": "two-gpus",
+                                          "training.kubeflow.org/job-role": "worker"}}}]
+    assert "topologySpreadConstraints" not in build_mpijob(dict(name="j", image="i", command=["mpirun"], spread_workers=False))[
+        "spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+
+
 @pytest.mark.parametrize("value, expected", [
     ("16Gi", "16Gi"), ("500m", "500m"), (2, "2"), ("1.5", "1.5"), ("1e3", "1e3"), (0.5, "0.5"),
     ("16 GB", None), ("16gi", None), ("-1", None), (-1, None), (True, None), ("", None), ("Gi", None),
