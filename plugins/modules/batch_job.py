@@ -265,46 +265,21 @@ events:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.batch_job import BATCH_JOB, build_batch_job, job_to_delete
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.module_flow import run_job_module
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import wait_argument_spec
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import connection_argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import job_argument_spec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
 def argument_spec():
-    spec = connection_argument_spec()
-    spec.update(wait_argument_spec())
-    spec.update(
-        state=dict(type="str", choices=["present", "absent"], default="present"),
+    return job_argument_spec(
         name=dict(type="str", required=True),
         namespace=dict(type="str", default="default"),
-        image=dict(type="str"),
-        command=dict(type="list", elements="str"),
         parallelism=dict(type="int"),
         subdomain=dict(type="str"),
         one_pod_per_node=dict(type="bool", default=False),
         readiness_port=dict(type="int"),
         gpus=dict(type="int"),
-        gpu_resource_name=dict(type="str", default="nvidia.com/gpu"),
-        env=dict(type="dict"),
-        resources=dict(type="dict"),
-        host_network=dict(type="bool"),
-        shm_size=dict(type="str"),
-        privileged=dict(type="bool", default=False),
-        host_paths=dict(type="list", elements="str"),
         volumes=dict(type="list", elements="dict"),
-        service_account=dict(type="str"),
-        node_selector=dict(type="dict"),
-        tolerations=dict(type="list", elements="dict"),
-        image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
-        backoff_limit=dict(type="int"),
-        active_deadline_seconds=dict(type="int"),
-        ttl_seconds_after_finished=dict(type="int"),
-        labels=dict(type="dict"),
-        annotations=dict(type="dict"),
-        force=dict(type="bool", default=False),
-        log_lines=dict(type="int", default=1000),
     )
-    return spec
 
 
 def run_module(module, make_api=None):

@@ -412,52 +412,27 @@ events:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.module_flow import run_job_module
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import wait_argument_spec
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import connection_argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import job_argument_spec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
 def argument_spec():
-    spec = connection_argument_spec()
-    spec.update(wait_argument_spec())
-    spec.update(
-        state=dict(type="str", choices=["present", "absent"], default="present"),
+    return job_argument_spec(
         name=dict(type="str"),
         namespace=dict(type="str"),
         definition=dict(type="dict"),
-        image=dict(type="str"),
-        command=dict(type="list", elements="str"),
         worker_command=dict(type="list", elements="str"),
         workers=dict(type="int"),
         slots_per_worker=dict(type="int"),
         gpus_per_worker=dict(type="int"),
-        gpu_resource_name=dict(type="str", default="nvidia.com/gpu"),
-        env=dict(type="dict"),
-        resources=dict(type="dict"),
         launcher_resources=dict(type="dict"),
-        host_network=dict(type="bool"),
-        shm_size=dict(type="str"),
-        privileged=dict(type="bool", default=False),
-        host_paths=dict(type="list", elements="str"),
-        service_account=dict(type="str"),
-        node_selector=dict(type="dict"),
         spread_workers=dict(type="bool", default=False),
-        tolerations=dict(type="list", elements="dict"),
         launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),
         worker_ssh_port=dict(type="int"),
         clean_pod_policy=dict(type="str", choices=["None", "Running", "All"]),
-        ttl_seconds_after_finished=dict(type="int"),
-        active_deadline_seconds=dict(type="int"),
-        backoff_limit=dict(type="int"),
         ssh_auth_mount_path=dict(type="str"),
         mpi_implementation=dict(type="str", choices=["OpenMPI", "Intel", "MPICH"]),
-        image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
-        labels=dict(type="dict"),
-        annotations=dict(type="dict"),
-        force=dict(type="bool", default=False),
-        log_lines=dict(type="int", default=1000),
     )
-    return spec
 
 
 def run_module(module, make_api=None):

@@ -10,38 +10,31 @@ from __future__ import annotations
 
 import json
 import subprocess
-import os
 import sys
 import time
 
 import pytest
-import yaml
 
 from gpuops_testlib.ansible_run import ansible_env, finish, run_playbook, start_playbook
-from gpuops_testlib.lab_pods import LONG_BENCHMARK, NODE_CONTAINER_PREFIX, kubectl, wait_for, workload_image
-from main_job import KUBECONFIG, REPO_ROOT
+from gpuops_testlib.lab_pods import (
+    LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
+    controller_inventory, kubectl, wait_for, workload_image,
+)
+from main_job import KUBECONFIG
 
 NAMESPACE = "e2e-job"
 PORT = 22122
-VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
-SHORT_BENCHMARK = ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "8",
-                   "--num-warmup-batches", "1", "--num-iters", "2", "--num-batches-per-iter", "1"]
 RUN_TASK = "Run mpirun over the workers and wait until it succeeds (failing as soon as it fails)"
 FAIL_TASK = "Fail with why the run failed and the end of its log"
 
 
 def _inventory(path, name, **variables):
-    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    variables = dict({"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "job", "job_launcher_namespace": NAMESPACE,
-                      "job_launcher_name": name, "job_launcher_image": workload_image(),
-                      "job_launcher_image_pull_policy": "Never", "job_launcher_workers": 2,
-                      "job_launcher_host_network": True, "job_launcher_ssh_port": PORT,
-                      "job_launcher_python": "/opt/gpuops/venv/bin/python3",
-                      "job_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
-                      "job_launcher_benchmark_args": SHORT_BENCHMARK, "job_launcher_wait_timeout": 600}, **variables)
-    with open(str(path), "w", encoding="utf-8") as handle:
-        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
-    return str(path)
+    return controller_inventory(path, dict({
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "job", "job_launcher_namespace": NAMESPACE,
+        "job_launcher_name": name, "job_launcher_image": workload_image(), "job_launcher_image_pull_policy": "Never",
+        "job_launcher_workers": 2, "job_launcher_host_network": True, "job_launcher_ssh_port": PORT,
+        "job_launcher_python": WORKLOAD_PYTHON, "job_launcher_benchmark_path": WORKLOAD_BENCHMARK,
+        "job_launcher_benchmark_args": SHORT_BENCHMARK_ARGS, "job_launcher_wait_timeout": 600}, **variables))
 
 
 def _env(tmp_path):
@@ -49,7 +42,7 @@ def _env(tmp_path):
 
 
 def _verify(tmp_path, name, options=(), **variables):
-    return run_playbook(VERIFY, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
+    return run_playbook(VERIFY_TRAINING, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
                         env=_env(tmp_path), timeout=900)
 
 
@@ -125,7 +118,7 @@ def _kill_worker_sshd(name):
 
 def test_a_worker_killed_mid_run_fails_the_run_within_seconds_with_its_log_kept(job_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed", job_launcher_benchmark_args=LONG_BENCHMARK[2:])
-    started = start_playbook(VERIFY, inventory, env=_env(tmp_path))
+    started = start_playbook(VERIFY_TRAINING, inventory, env=_env(tmp_path))
     try:
         wait_for(lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "job/killed", check=False).stdout, 600,
                  "the benchmark's first iteration")

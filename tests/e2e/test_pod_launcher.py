@@ -8,35 +8,29 @@ GPUs than a node has, a rank killed mid-run), each reported within seconds with 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 
 import pytest
-import yaml
 
 from gpuops_testlib.ansible_run import ansible_env, finish, run_playbook, start_playbook
-from gpuops_testlib.lab_pods import LONG_BENCHMARK, NODE_CONTAINER_PREFIX, kubectl, wait_for, workload_image
-from main_job import KUBECONFIG, REPO_ROOT
+from gpuops_testlib.lab_pods import (
+    LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
+    controller_inventory, kubectl, wait_for, workload_image,
+)
+from main_job import KUBECONFIG
 
 NAMESPACE = "e2e-pod"
-VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
-SHORT_BENCHMARK = ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "8",
-                   "--num-warmup-batches", "1", "--num-iters", "2", "--num-batches-per-iter", "1"]
 
 
 def _inventory(path, name, **variables):
-    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    variables = dict({"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": NAMESPACE,
-                      "pod_launcher_name": name, "pod_launcher_image": workload_image(),
-                      "pod_launcher_image_pull_policy": "Never", "pod_launcher_ranks": 2,
-                      "pod_launcher_python": "/opt/gpuops/venv/bin/python3",
-                      "pod_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
-                      "pod_launcher_benchmark_args": SHORT_BENCHMARK, "pod_launcher_wait_timeout": 600}, **variables)
-    with open(str(path), "w", encoding="utf-8") as handle:
-        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
-    return str(path)
+    return controller_inventory(path, dict({
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": NAMESPACE,
+        "pod_launcher_name": name, "pod_launcher_image": workload_image(), "pod_launcher_image_pull_policy": "Never",
+        "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON,
+        "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK, "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS,
+        "pod_launcher_wait_timeout": 600}, **variables))
 
 
 def _env(tmp_path):
@@ -44,7 +38,7 @@ def _env(tmp_path):
 
 
 def _verify(tmp_path, name, options=(), **variables):
-    return run_playbook(VERIFY, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
+    return run_playbook(VERIFY_TRAINING, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
                         env=_env(tmp_path), timeout=900)
 
 
@@ -119,7 +113,7 @@ def _kill_one_rank(name):
 def test_a_rank_killed_mid_run_fails_the_run_within_seconds_and_its_log_is_kept(pod_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed", pod_launcher_command=[
         "horovodrun", "-np", "2", "-H", "localhost:2"] + LONG_BENCHMARK)
-    started = start_playbook(VERIFY, inventory, env=_env(tmp_path))
+    started = start_playbook(VERIFY_TRAINING, inventory, env=_env(tmp_path))
     try:
         wait_for(lambda: "Iter #" in _pod_log("killed"), 600, "the benchmark's first iteration")
         _kill_one_rank("killed")

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, program, run_playbook, write_play
+from gpuops_testlib.lab_pods import controller_inventory
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_kubectl_path, lab_network_exists,
@@ -277,13 +278,6 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
             core.delete_node(name)
 
 
-def _verdict_inventory(path, variables):
-    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    with open(str(path), "w", encoding="utf-8") as handle:
-        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
-    return str(path)
-
-
 def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_reach_the_verdict(second_run, tmp_path):
     """verify_training.yml and training_summary.yml from an inventory that sets no path variable (the log and
     report go under $GPUOPS_CACHE/training), with a 2-rank MPIJob in real pods; then the same job judged
@@ -305,7 +299,7 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
                           [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
                            for name in ("verify_training.yml", "training_summary.yml")])
     try:
-        judged = run_playbook(playbook, _verdict_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=1200)
+        judged = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=1200)
         assert judged.rc == 0, judged.explain()
         # Judged once, by the launcher's training_verdict role; the summary playbook judged nothing.
         assert len(judged.results("Judge the training log")) == 1
@@ -321,7 +315,7 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
         assert "log:         %s" % (cache / "training" / "bench.log") in printed
         assert "report:      %s" % report_path in printed
 
-        held = run_playbook(playbook, _verdict_inventory(tmp_path / "inventory.yml", dict(
+        held = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", dict(
             variables, gpuops_training_expect_ranks=8)), env=env, timeout=1200)
         assert held.rc != 0
         assert [name for name, _result in held.failed()] == ["Fail with every unmet threshold"], held.explain()

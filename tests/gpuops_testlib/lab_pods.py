@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import yaml
+
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, write_play
 
 LAB_KUBECONFIG = os.path.join(CACHE_ROOT, "lab", "control-plane", "kubeconfig")
@@ -23,6 +25,23 @@ JOB_LABELS = "training.kubeflow.org/job-name=%s,training.kubeflow.org/job-role=%
 LONG_BENCHMARK = ["/opt/gpuops/venv/bin/python3", "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework",
                   "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "8",
                   "--num-warmup-batches", "1", "--num-iters", "1000", "--num-batches-per-iter", "1"]
+
+# The benchmark a launcher test runs to a verdict: two iterations of one batch.
+SHORT_BENCHMARK_ARGS = ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn", "--batch-size", "8",
+                        "--num-warmup-batches", "1", "--num-iters", "2", "--num-batches-per-iter", "1"]
+# Where the lab's workload image holds the benchmark, as a launcher role's variables name them.
+WORKLOAD_PYTHON = "/opt/gpuops/venv/bin/python3"
+WORKLOAD_BENCHMARK = "/opt/gpuops/benchmark/gpuops_benchmark.py"
+VERIFY_TRAINING = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
+
+
+def controller_inventory(path, variables):
+    """An inventory of localhost alone (this Python) with these variables for all, as a launcher run on the
+    controller needs; returns the path."""
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    with open(str(path), "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
+    return str(path)
 
 
 # Cached: kubectl() runs in polling loops, and asking the build script costs a bash and a go process.

@@ -2,9 +2,9 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The wait options every job module accepts (documented by the doc fragment gpuops.cluster.job_wait),
-their checks, and the lifecycle Settings a module's options make. A module takes a deep copy of the
-argument spec and adds its own options (state, force, log_lines and the job's) to it.
+"""The options every job module accepts: the wait options (documented by the doc fragment
+gpuops.cluster.job_wait) with their checks and the lifecycle Settings they make, and the options of the
+job and its pods that every kind shares (job_argument_spec, to which a module adds its kind's own).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +14,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import Settings
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import connection_argument_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.retry import RETRIES_DEFAULT
 
 _WAIT_ARG_SPEC = dict(
@@ -24,6 +25,43 @@ _WAIT_ARG_SPEC = dict(
     fail_on_unschedulable=dict(type="bool", default=True),
     api_retries=dict(type="int", default=RETRIES_DEFAULT),
 )
+
+
+# The options every job module has besides its kind's own: the job's state, its pods' image, command,
+# environment, resources, placement and volumes, and the job object's metadata.
+_JOB_ARG_SPEC = dict(
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    image=dict(type="str"),
+    command=dict(type="list", elements="str"),
+    gpu_resource_name=dict(type="str", default="nvidia.com/gpu"),
+    env=dict(type="dict"),
+    resources=dict(type="dict"),
+    host_network=dict(type="bool"),
+    shm_size=dict(type="str"),
+    privileged=dict(type="bool", default=False),
+    host_paths=dict(type="list", elements="str"),
+    service_account=dict(type="str"),
+    node_selector=dict(type="dict"),
+    tolerations=dict(type="list", elements="dict"),
+    image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),
+    backoff_limit=dict(type="int"),
+    active_deadline_seconds=dict(type="int"),
+    ttl_seconds_after_finished=dict(type="int"),
+    labels=dict(type="dict"),
+    annotations=dict(type="dict"),
+    force=dict(type="bool", default=False),
+    log_lines=dict(type="int", default=1000),
+)
+
+
+def job_argument_spec(**kind_options):
+    """A job module's whole argument spec: the connection and wait options, the shared job options, and the
+    kind's own (which may replace a shared one)."""
+    spec = connection_argument_spec()
+    spec.update(wait_argument_spec())
+    spec.update(copy.deepcopy(_JOB_ARG_SPEC))
+    spec.update(kind_options)
+    return spec
 
 
 def wait_argument_spec():
