@@ -278,6 +278,47 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
             core.delete_node(name)
 
 
+NO_OPERATOR_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-no-operator.yml")
+SINGLE_NODE_POD_JOB = os.path.join(EXAMPLES, "jobs", "dgx-single-node-pod.yml")
+
+
+def test_no_operator_example_plans_host_network_workers_on_port_22122_and_mpirun_over_them_creating_nothing(second_run):
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    run, _report, results = _check_run("dgx-openshift", (NO_OPERATOR_JOB,), "verify_training.yml", "all")
+    failures = [(task, result.get("msg")) for task, _host, result in results if result.get("failed")]
+    assert run.rc == 0 and not failures, "%s\n%s" % (failures, run.output[-3000:])
+    workers = _result(results, "Start the workers (sshd) and wait until every one answers")["job"]["spec"]
+    pod = workers["template"]["spec"]
+    assert (workers["parallelism"], workers["completionMode"], pod["hostNetwork"]) == (2, "Indexed", True)
+    container = pod["containers"][0]
+    assert container["readinessProbe"]["tcpSocket"]["port"] == 22122
+    assert container["command"][-1] == "sync && echo 3 > /proc/sys/vm/drop_caches && exec /usr/sbin/sshd -De -p 22122"
+    assert container["securityContext"] == {"privileged": True}
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert {"name": "imagenet", "persistentVolumeClaim": {"claimName": "imagenet"}} in pod["volumes"]
+    assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == \
+        "kubernetes.io/hostname"
+    mpirun = _result(results, "Run mpirun over the workers and wait until it succeeds (failing as soon as it fails)")
+    command = mpirun["job"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[:5] == ["mpirun", "-np", "16", "-H", "gpuops-no-operator-workers-0.gpuops-no-operator-workers:8,"
+                                                         "gpuops-no-operator-workers-1.gpuops-no-operator-workers:8"]
+    assert "-p 22122" in command, command
+    assert "gpuops-no-operator" not in kubectl("get", "jobs", "-A", "-o", "name").stdout
+
+
+def test_single_node_example_plans_horovodrun_on_the_eight_gpus_of_one_dgx_creating_nothing(second_run):
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    run, _report, results = _check_run("dgx-openshift", (SINGLE_NODE_POD_JOB,), "verify_training.yml", "all")
+    failures = [(task, result.get("msg")) for task, _host, result in results if result.get("failed")]
+    assert run.rc == 0 and not failures, "%s\n%s" % (failures, run.output[-3000:])
+    planned = _result(results, "Run horovodrun in one pod and wait until it succeeds (failing as soon as it fails)")
+    pod = planned["job"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"][:5] == ["horovodrun", "-np", "8", "-H", "localhost:8"]
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert pod["nodeSelector"] == {"kubernetes.io/hostname": "dgx-01"}
+    assert "gpuops-dgx-01" not in kubectl("get", "jobs", "-A", "-o", "name").stdout
+
+
 def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_reach_the_verdict(second_run, tmp_path):
     """verify_training.yml and training_summary.yml from an inventory that sets no path variable (the log and
     report go under $GPUOPS_CACHE/training), with a 2-rank MPIJob in real pods; then the same job judged
