@@ -106,7 +106,7 @@ def _kill_one_rank(name):
                           check=True, capture_output=True, text=True).stdout.split()
     ranks = [pid for pid in pids
              if "horovodrun" not in subprocess.run(["podman", "exec", node, "cat", "/proc/%s/cmdline" % pid],
-                                                   capture_output=True, text=True).stdout]
+                                                   capture_output=True, text=True, check=False).stdout]
     subprocess.run(["podman", "exec", node, "kill", "-KILL", ranks[-1]], check=True)
 
 

@@ -300,8 +300,8 @@ def test_no_operator_example_plans_host_network_workers_on_port_22122_and_mpirun
         "kubernetes.io/hostname"
     mpirun = _result(results, "Run mpirun over the workers and wait until it succeeds (failing as soon as it fails)")
     command = mpirun["job"]["spec"]["template"]["spec"]["containers"][0]["command"]
-    assert command[:5] == ["mpirun", "-np", "16", "-H", "gpuops-no-operator-workers-0.gpuops-no-operator-workers:8,"
-                                                         "gpuops-no-operator-workers-1.gpuops-no-operator-workers:8"]
+    hosts = "gpuops-no-operator-workers-0.gpuops-no-operator-workers:8,gpuops-no-operator-workers-1.gpuops-no-operator-workers:8"
+    assert command[:5] == ["mpirun", "-np", "16", "-H", hosts], command
     assert "-p 22122" in command, command
     assert "gpuops-no-operator" not in kubectl("get", "jobs", "-A", "-o", "name").stdout
 
