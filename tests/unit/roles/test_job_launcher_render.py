@@ -1,0 +1,71 @@
+"""The job_launcher role without a cluster: the workers' and mpirun's commands rendered from the role's defaults
+and vars, and the role refusing bad variables before any API call.
+
+Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
+The workers and the mpirun Job run in real pods in tests/e2e/test_job_launcher.py.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from gpuops_testlib.role_cases import run_task_cases
+
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "job_launcher"
+IMAGE = {"job_launcher_image": "horovod:0.28.1"}
+
+
+def render(role_vars):
+    tasks = [
+        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
+        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
+        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
+        {"name": "Render", "ansible.builtin.debug": {"msg": {
+            "mpirun": "{{ __job_launcher_command }}", "worker": "{{ __job_launcher_worker_command }}"}}},
+    ]
+    return tasks, {}
+
+
+def run_role(role_vars):
+    return [{"name": "Run", "ansible.builtin.include_role": {"name": "gpuops.cluster.job_launcher"}}], role_vars
+
+
+CASES = {
+    "dgx_pair": render({"job_launcher_name": "bench", "job_launcher_gpus_per_worker": 8,
+                        "job_launcher_env": {"NCCL_DEBUG": "INFO"}}),
+    "drop_cache": render({"job_launcher_drop_page_cache": True, "job_launcher_ssh_port": 2022}),
+    "bad_port": run_role(dict(IMAGE, job_launcher_ssh_port=70000)),
+}
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    return run_task_cases(tmp_path_factory.mktemp("job_launcher"), CASES)
+
+
+def _rendered(ran, name):
+    result = ran[name]
+    assert result.rc == 0, result.failures()
+    return result.results("Render")[0]["msg"]
+
+
+def test_mpirun_names_each_worker_by_its_dns_name_and_slots_and_tells_ssh_the_port(ran):
+    rendered = _rendered(ran, "dgx_pair")
+    assert rendered["mpirun"] == [
+        "mpirun", "-np", "16", "-H", "bench-workers-0.bench-workers:8,bench-workers-1.bench-workers:8",
+        "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot",
+        "-mca", "plm_rsh_args", "-p 22122", "-mca", "orte_keep_fqdn_hostnames", "true",
+        "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "NCCL_DEBUG", "python3", "/opt/gpuops/gpuops_benchmark.py"]
+    assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", "22122"]
+
+
+def test_the_page_cache_drop_runs_before_sshd_replaces_the_shell(ran):
+    assert _rendered(ran, "drop_cache")["worker"] == [
+        "sh", "-c", "sync && echo 3 > /proc/sys/vm/drop_caches && exec /usr/sbin/sshd -De -p 2022"]
+
+
+def test_a_port_beyond_65535_is_refused_naming_the_variable_before_any_api_call(ran):
+    result = ran["bad_port"]
+    assert result.rc != 0
+    assert "job_launcher_ssh_port a port from 1 to 65535 (got '70000')" in result.failure_messages()[0]
+    assert result.results("Create the namespace when missing") == []
