@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from gpuops_testlib.ansible_run import ansible_env, finish, run_playbook, start_playbook
+from gpuops_testlib.ansible_run import finish, start_playbook
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    controller_inventory, kubectl, wait_for, workload_image,
+    cache_env, controller_inventory, kubectl, verify_training, wait_for, workload_image,
 )
 from main_job import KUBECONFIG
 
@@ -37,13 +37,8 @@ def _inventory(path, name, **variables):
         "job_launcher_benchmark_args": SHORT_BENCHMARK_ARGS, "job_launcher_wait_timeout": 600}, **variables))
 
 
-def _env(tmp_path):
-    return ansible_env(GPUOPS_CACHE=str(tmp_path / "cache"))
-
-
 def _verify(tmp_path, name, options=(), **variables):
-    return run_playbook(VERIFY_TRAINING, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
-                        env=_env(tmp_path), timeout=900)
+    return verify_training(tmp_path, _inventory(tmp_path / (name + ".yml"), name, **variables), options)
 
 
 # One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
@@ -118,7 +113,7 @@ def _kill_worker_sshd(name):
 
 def test_a_worker_killed_mid_run_fails_the_run_within_seconds_with_its_log_kept(job_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed", job_launcher_benchmark_args=LONG_BENCHMARK[2:])
-    started = start_playbook(VERIFY_TRAINING, inventory, env=_env(tmp_path))
+    started = start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path))
     try:
         wait_for(lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "job/killed", check=False).stdout, 600,
                  "the benchmark's first iteration")

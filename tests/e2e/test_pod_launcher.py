@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from gpuops_testlib.ansible_run import ansible_env, finish, run_playbook, start_playbook
+from gpuops_testlib.ansible_run import finish, start_playbook
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    controller_inventory, kubectl, wait_for, workload_image,
+    cache_env, controller_inventory, kubectl, verify_training, wait_for, workload_image,
 )
 from main_job import KUBECONFIG
 
@@ -33,13 +33,8 @@ def _inventory(path, name, **variables):
         "pod_launcher_wait_timeout": 600}, **variables))
 
 
-def _env(tmp_path):
-    return ansible_env(GPUOPS_CACHE=str(tmp_path / "cache"))
-
-
 def _verify(tmp_path, name, options=(), **variables):
-    return run_playbook(VERIFY_TRAINING, _inventory(tmp_path / (name + ".yml"), name, **variables), options=options,
-                        env=_env(tmp_path), timeout=900)
+    return verify_training(tmp_path, _inventory(tmp_path / (name + ".yml"), name, **variables), options)
 
 
 # One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
@@ -113,7 +108,7 @@ def _kill_one_rank(name):
 def test_a_rank_killed_mid_run_fails_the_run_within_seconds_and_its_log_is_kept(pod_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed", pod_launcher_command=[
         "horovodrun", "-np", "2", "-H", "localhost:2"] + LONG_BENCHMARK)
-    started = start_playbook(VERIFY_TRAINING, inventory, env=_env(tmp_path))
+    started = start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path))
     try:
         wait_for(lambda: "Iter #" in _pod_log("killed"), 600, "the benchmark's first iteration")
         _kill_one_rank("killed")

@@ -16,7 +16,7 @@ import time
 
 import yaml
 
-from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, write_play
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, run_playbook, write_play
 
 LAB_KUBECONFIG = os.path.join(CACHE_ROOT, "lab", "control-plane", "kubeconfig")
 NODE_CONTAINER_PREFIX = "gpuops-lab-"
@@ -42,6 +42,17 @@ def controller_inventory(path, variables):
     with open(str(path), "w", encoding="utf-8") as handle:
         yaml.safe_dump({"all": {"hosts": {"localhost": localhost}, "vars": variables}}, handle)
     return str(path)
+
+
+def cache_env(tmp_path):
+    """ansible-playbook's environment with GPUOPS_CACHE under tmp_path: a launcher's log and report land in
+    tmp_path/cache/training."""
+    return ansible_env(GPUOPS_CACHE=str(tmp_path / "cache"))
+
+
+def verify_training(tmp_path, inventory, options=()):
+    """playbooks/verify_training.yml on `inventory` to its end, with cache_env(tmp_path)."""
+    return run_playbook(VERIFY_TRAINING, inventory, options=options, env=cache_env(tmp_path), timeout=900)
 
 
 # Cached: kubectl() runs in polling loops, and asking the build script costs a bash and a go process.

@@ -20,7 +20,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import containers_cannot_start, gone_or_failed
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import JobKind
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label, is_dns1123_subdomain
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import resource_name_problem
 
 KIND = "Job"
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
@@ -87,9 +86,7 @@ def _option_problems(params, gpu_resource):
         problems.append("image is required (the benchmark's container image)")
     if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
         problems.append("command must be a non-empty list of strings, got {0!r}".format(command))
-    if resource_name_problem(gpu_resource) or "/" not in gpu_resource:
-        problems.append("gpu_resource_name {0!r} must be a domain-qualified extended resource such as "
-                        "nvidia.com/gpu".format(gpu_resource))
+    problems.extend(pod_template.gpu_resource_problems(gpu_resource))
     pull = params.get("image_pull_policy")
     if pull is not None and pull not in pod_template.IMAGE_PULL_POLICIES:
         problems.append("image_pull_policy must be one of {0}, got {1!r}".format(
@@ -104,12 +101,9 @@ def _job_spec(params, problems):
         # Every pod runs until the end (an SSH server for mpirun), each with an index of its own, which
         # names it: <name>-<index>, and <name>-<index>.<subdomain> in the cluster's DNS.
         spec.update(parallelism=parallelism, completions=parallelism, completionMode="Indexed")
-    for argument, field, minimum in (("backoff_limit", "backoffLimit", 0),
-                                     ("active_deadline_seconds", "activeDeadlineSeconds", 1),
-                                     ("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0)):
-        value = pod_template.int_option(params, argument, minimum, problems)
-        if value is not None:
-            spec[field] = value
+    spec.update(pod_template.int_fields(params, (("backoff_limit", "backoffLimit", 0),
+                                                 ("active_deadline_seconds", "activeDeadlineSeconds", 1),
+                                                 ("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0)), problems))
     return spec
 
 
@@ -128,9 +122,7 @@ def build_batch_job(params):
     host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
     volumes = _volumes(params.get("volumes"), problems)
     service_account = pod_template.service_account_name(params.get("service_account"), problems)
-    readiness_port = pod_template.int_option(params, "readiness_port", 1, problems)
-    if readiness_port and readiness_port > 65535:
-        problems.append("readiness_port must be a TCP port (at most 65535), got {0}".format(readiness_port))
+    readiness_port = pod_template.port_option(params, "readiness_port", 1, problems)
     subdomain = params.get("subdomain")
     if subdomain is not None and not (isinstance(subdomain, str) and is_dns1035_label(subdomain)):
         problems.append("subdomain {0!r} must be a DNS-1035 label (a headless Service's name)".format(subdomain))
@@ -143,7 +135,7 @@ def build_batch_job(params):
            "containers": [pod_template.container(ROLE, params["image"], params["command"], env, resources,
                                                  params.get("image_pull_policy"))]}
     if readiness_port:
-        pod["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": readiness_port}, "periodSeconds": 1}
+        pod["containers"][0]["readinessProbe"] = pod_template.tcp_readiness_probe(readiness_port)
     if params.get("subdomain"):
         pod["subdomain"] = params["subdomain"]
     if params.get("one_pod_per_node"):
@@ -165,12 +157,8 @@ def build_batch_job(params):
         pod["serviceAccountName"] = service_account
     job_spec["template"] = {"metadata": {"labels": {ROLE_LABEL: ROLE}}, "spec": pod}
 
-    metadata = {"name": params["name"], "namespace": params.get("namespace") or "default"}
-    if params.get("labels"):
-        metadata["labels"] = pod_template.text_dict(params["labels"])
-    if params.get("annotations"):
-        metadata["annotations"] = pod_template.text_dict(params["annotations"])
-    return {"apiVersion": BATCH_JOB.api_version, "kind": KIND, "metadata": metadata, "spec": job_spec}
+    return {"apiVersion": BATCH_JOB.api_version, "kind": KIND, "metadata": pod_template.job_metadata(params, params["name"]),
+            "spec": job_spec}
 
 
 def job_to_delete(params):

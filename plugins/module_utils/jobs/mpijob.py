@@ -40,7 +40,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import (
     JobKind,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import resource_name_problem
 
 KIND = "MPIJob"
 LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
@@ -51,8 +50,6 @@ DEFAULT_SSH_PORT = 22
 # A failed launcher pod stays, with its log. Under the operator's default, OnFailure, the kubelet restarts
 # the container and the Job controller deletes the pod once its restarts pass the backoff limit.
 LAUNCHER_RESTART_POLICY = "Never"
-# How often the kubelet tries a worker's sshd until it answers: the launcher waits for that answer.
-SSH_PROBE_PERIOD_SECONDS = 1
 
 # The options that describe the job; a raw `definition` excludes them all.
 HIGH_LEVEL_OPTIONS = (
@@ -132,9 +129,7 @@ def _option_problems(params, gpu_resource):
     if worker_command is not None and (not isinstance(worker_command, list) or not worker_command
                                        or not all(isinstance(part, str) for part in worker_command)):
         problems.append("worker_command must be a non-empty list of strings, got {0!r}".format(worker_command))
-    if resource_name_problem(gpu_resource) or "/" not in gpu_resource:
-        problems.append("gpu_resource_name {0!r} must be a domain-qualified extended resource such as "
-                        "nvidia.com/gpu".format(gpu_resource))
+    problems.extend(pod_template.gpu_resource_problems(gpu_resource))
     for argument, allowed in _CHOICES:
         if params.get(argument) is not None and params[argument] not in allowed:
             problems.append("{0} must be one of {1}, got {2!r}".format(argument, ", ".join(allowed), params[argument]))
@@ -148,30 +143,10 @@ def _run_policy(params, problems):
     run_policy = {}
     if params.get("clean_pod_policy") is not None:
         run_policy["cleanPodPolicy"] = params["clean_pod_policy"]
-    for argument, field, minimum in (("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0),
-                                     ("active_deadline_seconds", "activeDeadlineSeconds", 1),
-                                     ("backoff_limit", "backoffLimit", 0)):
-        value = pod_template.int_option(params, argument, minimum, problems)
-        if value is not None:
-            run_policy[field] = value
+    run_policy.update(pod_template.int_fields(params, (("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0),
+                                                       ("active_deadline_seconds", "activeDeadlineSeconds", 1),
+                                                       ("backoff_limit", "backoffLimit", 0)), problems))
     return run_policy
-
-
-def _ssh_port(params, problems):
-    """The port of the workers' sshd (0: none to probe)."""
-    port = pod_template.int_option(params, "worker_ssh_port", 0, problems)
-    if port is None:
-        return DEFAULT_SSH_PORT
-    if port > 65535:
-        problems.append("worker_ssh_port must be a TCP port (at most 65535), got {0}".format(port))
-    return port
-
-
-def _ssh_probe(port):
-    """A worker is ready once its sshd accepts connections. The MPI Operator creates the launcher when
-    every worker is ready; without the probe a worker is ready as soon as its container starts, and
-    mpirun can reach a worker before sshd listens there, which fails the job at once."""
-    return {"tcpSocket": {"port": port}, "periodSeconds": SSH_PROBE_PERIOD_SECONDS}
 
 
 def _one_worker_per_node(name):
@@ -202,7 +177,9 @@ def build_mpijob(params):
     shm = pod_template.shm_volume(params.get("shm_size"), problems)
     host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
     service_account = pod_template.service_account_name(params.get("service_account"), problems)
-    ssh_port = _ssh_port(params, problems)
+    ssh_port = pod_template.port_option(params, "worker_ssh_port", 0, problems)
+    if ssh_port is None:
+        ssh_port = DEFAULT_SSH_PORT
     if gpus:
         pod_template.set_extended_resource(worker_resources, gpu_resource, gpus, "gpus_per_worker", problems)
     if problems:
@@ -214,7 +191,9 @@ def build_mpijob(params):
     worker_pod = {"containers": [pod_template.container("worker", image, params.get("worker_command"), env,
                                                         worker_resources, pull)]}
     if ssh_port:
-        worker_pod["containers"][0]["readinessProbe"] = _ssh_probe(ssh_port)
+        # The MPI Operator creates the launcher once every worker is ready; without the probe a worker is
+        # ready as soon as its container starts, and mpirun can reach it before sshd listens, failing the job.
+        worker_pod["containers"][0]["readinessProbe"] = pod_template.tcp_readiness_probe(ssh_port)
     if params.get("host_network"):
         launcher_pod["hostNetwork"] = True
         worker_pod["hostNetwork"] = True
@@ -250,12 +229,8 @@ def build_mpijob(params):
     if params.get("ssh_auth_mount_path"):
         spec["sshAuthMountPath"] = params["ssh_auth_mount_path"]
 
-    metadata = {"name": name, "namespace": params.get("namespace") or "default"}
-    if params.get("labels"):
-        metadata["labels"] = pod_template.text_dict(params["labels"])
-    if params.get("annotations"):
-        metadata["annotations"] = pod_template.text_dict(params["annotations"])
-    return {"apiVersion": MPIJOB.api_version, "kind": KIND, "metadata": metadata, "spec": spec}
+    return {"apiVersion": MPIJOB.api_version, "kind": KIND, "metadata": pod_template.job_metadata(params, name),
+            "spec": spec}
 
 
 def _definition_workers(body, problems):

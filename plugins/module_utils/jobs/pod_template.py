@@ -39,6 +39,48 @@ def int_option(params, argument, minimum, problems):
     return value
 
 
+def int_fields(params, fields, problems):
+    """{field: value} for each (argument, field, minimum) of `fields` given in `params`, each checked by int_option:
+    the integer settings of a job's spec (backoffLimit, activeDeadlineSeconds...)."""
+    found = {}
+    for argument, field, minimum in fields:
+        value = int_option(params, argument, minimum, problems)
+        if value is not None:
+            found[field] = value
+    return found
+
+
+def port_option(params, argument, minimum, problems):
+    """The TCP port option `argument` (None when not given): an integer from `minimum` to 65535."""
+    port = int_option(params, argument, minimum, problems)
+    if port is not None and port > 65535:
+        problems.append("{0} must be a TCP port (at most 65535), got {1}".format(argument, port))
+    return port
+
+
+def tcp_readiness_probe(port):
+    """A container is ready once it accepts connections on `port` (an sshd that mpirun will reach), tried
+    every second so that whatever waits for readiness starts soon after."""
+    return {"tcpSocket": {"port": port}, "periodSeconds": 1}
+
+
+def gpu_resource_problems(gpu_resource):
+    if resource_name_problem(gpu_resource) or "/" not in gpu_resource:
+        return ["gpu_resource_name {0!r} must be a domain-qualified extended resource such as "
+                "nvidia.com/gpu".format(gpu_resource)]
+    return []
+
+
+def job_metadata(params, name):
+    """A job object's metadata: its name, its namespace (default unless given), labels and annotations as text."""
+    metadata = {"name": name, "namespace": params.get("namespace") or "default"}
+    if params.get("labels"):
+        metadata["labels"] = text_dict(params["labels"])
+    if params.get("annotations"):
+        metadata["annotations"] = text_dict(params["annotations"])
+    return metadata
+
+
 def _quantities(entries, where, problems):
     clean = {}
     for name, quantity in entries.items():
