@@ -110,9 +110,10 @@ build_images() {
     bash tools/build_node_image.sh
     bash tools/build_pause_image.sh
     bash tools/build_mpi_operator_image.sh
+    bash tools/build_training_operator_image.sh
     bash tools/build_workload_image.sh
 }
-stage 1 "builds (Kubernetes binaries, node, pod sandbox, MPI Operator and workload images)" images build_images
+stage 1 "builds (Kubernetes binaries, node, pod sandbox, MPI and Training Operator, workload images)" images build_images
 workload_image=$(tail -n 1 "$log_dir/images.log")
 podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
 say "  workload image: $workload_image"
@@ -124,9 +125,10 @@ stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI
     "${playbook[@]}" playbooks/lab.yml
 
 mpi_operator_image=$(bash tools/build_mpi_operator_image.sh --name)
+training_operator_image=$(bash tools/build_training_operator_image.sh --name)
 stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
     "${playbook[@]}" playbooks/lab_kube_nodes.yml \
-    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\"]}"
+    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\", \"$training_operator_image\"]}"
 
 if [ -s "$training_dir/lab-baseline.json" ]; then
     say "stage 5/7: baseline present (one rank alone on node1, measured when this lab was made)"
@@ -136,7 +138,7 @@ else
             "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1}'
 fi
 
-stage 6 "site.yml (nodes, gpu_stack, mpi_operator, verify with an MPIJob in real pods)" site \
+stage 6 "site.yml (nodes, gpu_stack, mpi_operator, training_operator, verify with an MPIJob in real pods)" site \
     "${playbook[@]}" playbooks/site.yml
 site_recap=$(recap_changes site)
 

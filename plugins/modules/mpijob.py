@@ -35,29 +35,17 @@ description:
     (V(OnFailure)) the Job controller deletes a launcher pod whose restarts pass the limit, and its log with it.
   - While it waits, a look the API server does not answer (a restart) is tried again (see O(api_retries));
     only what the API server reports decides success.
-  - O(state=absent) deletes the job with foreground propagation, so that its pods go first, and with
-    O(wait=true) waits until it is gone.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpuops.cluster.k8s_connection
   - gpuops.cluster.job_wait
+  - gpuops.cluster.kubeflow_job
 options:
-  state:
-    description:
-      - V(present) creates the job when it does not exist (replaces it under O(force)).
-      - V(absent) deletes it.
-    type: str
-    choices: [present, absent]
-    default: present
   name:
     description:
       - The MPIJob's name. Required unless O(definition) has C(metadata.name).
       - Pods are named C(<name>-worker-<index>) and C(<name>-launcher-<suffix>), so the name must be a DNS-1035
         label and C(<name>-worker-<workers - 1>) at most 63 characters.
-    type: str
-  namespace:
-    description:
-      - The namespace of the job. Defaults to V(default) when neither this nor O(definition) names one.
     type: str
   definition:
     description:
@@ -95,11 +83,6 @@ options:
     description:
       - GPUs each worker requests, as the limit of O(gpu_resource_name). 0 or more; when not given, 0.
     type: int
-  gpu_resource_name:
-    description:
-      - The extended resource that counts GPUs.
-    type: str
-    default: nvidia.com/gpu
   env:
     description:
       - Environment variables of the launcher and the workers (for example C(NCCL_DEBUG), C(NCCL_SOCKET_IFNAME),
@@ -154,13 +137,6 @@ options:
     description:
       - Node labels the workers must match. The launcher, which runs only mpirun, is not constrained.
     type: dict
-  spread_workers:
-    description:
-      - Spread the workers over the nodes (a topology spread constraint on C(kubernetes.io/hostname), maximum
-        skew 1, not scheduled against it). With as many workers as nodes that is one worker on each node, so that
-        every allreduce crosses the network, whatever the workers request.
-    type: bool
-    default: false
   tolerations:
     description:
       - Tolerations of the workers, each a dict with C(key), C(operator) (V(Equal) or V(Exists)), C(value),
@@ -180,19 +156,6 @@ options:
         never starts before its hosts' sshd. V(0) adds no probe (a worker is ready when its container starts).
       - When not given, V(22).
     type: int
-  clean_pod_policy:
-    description:
-      - Which pods the MPI Operator deletes when the job finishes.
-    type: str
-    choices: [None, Running, All]
-  ttl_seconds_after_finished:
-    description:
-      - Seconds after which a finished job is deleted.
-    type: int
-  active_deadline_seconds:
-    description:
-      - Seconds the job may run before it is failed with reason C(DeadlineExceeded).
-    type: int
   backoff_limit:
     description:
       - How many times the launcher is retried before the job fails.
@@ -206,11 +169,6 @@ options:
       - The MPI implementation the image uses. When not given, V(OpenMPI).
     type: str
     choices: [OpenMPI, Intel, MPICH]
-  image_pull_policy:
-    description:
-      - The containers' image pull policy.
-    type: str
-    choices: [Always, IfNotPresent, Never]
   labels:
     description:
       - Labels of the MPIJob object.
@@ -219,32 +177,17 @@ options:
     description:
       - Annotations of the MPIJob object.
     type: dict
-  force:
-    description:
-      - When the job exists with a different spec, delete it (foreground, waiting until it is gone) and create
-        it again. Without it such a job fails the task and is left alone.
-    type: bool
-    default: false
   log_lines:
     description:
       - How many of the launcher log's last lines to return; 0 returns the whole log.
     type: int
     default: 1000
-attributes:
-  check_mode:
-    support: full
-    description: Reads the live job, reports whether it would be created, replaced or deleted and returns the
-      spec it would create; writes nothing and does not wait.
-  diff_mode:
-    support: full
-    description: The job's spec before and after.
 requirements:
   - kubernetes >= 24.2.0
 notes:
   - The credentials need C(get), C(create) and C(delete) on C(mpijobs.kubeflow.org), and C(list) on
     C(pods) and C(events), and C(get) on C(pods/log).
   - A failed task returns RV(reason), RV(failed_pods), RV(events) and RV(launcher_log) as well.
-  - Only the spec is compared; changed O(labels) or O(annotations) alone leave an existing job as it is.
 seealso:
   - module: kubernetes.core.k8s
   - module: gpuops.cluster.training_report
@@ -412,24 +355,17 @@ events:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.module_flow import run_job_module
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, desired_job, job_to_delete
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import job_argument_spec
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.options import kubeflow_job_argument_spec
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 
 def argument_spec():
-    return job_argument_spec(
-        name=dict(type="str"),
-        namespace=dict(type="str"),
-        definition=dict(type="dict"),
+    return kubeflow_job_argument_spec(
         worker_command=dict(type="list", elements="str"),
-        workers=dict(type="int"),
         slots_per_worker=dict(type="int"),
-        gpus_per_worker=dict(type="int"),
         launcher_resources=dict(type="dict"),
-        spread_workers=dict(type="bool", default=False),
         launcher_creation_policy=dict(type="str", choices=["AtStartup", "WaitForWorkersReady"]),
         worker_ssh_port=dict(type="int"),
-        clean_pod_policy=dict(type="str", choices=["None", "Running", "All"]),
         ssh_auth_mount_path=dict(type="str"),
         mpi_implementation=dict(type="str", choices=["OpenMPI", "Intel", "MPICH"]),
     )

@@ -87,10 +87,7 @@ def _option_problems(params, gpu_resource):
     if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
         problems.append("command must be a non-empty list of strings, got {0!r}".format(command))
     problems.extend(pod_template.gpu_resource_problems(gpu_resource))
-    pull = params.get("image_pull_policy")
-    if pull is not None and pull not in pod_template.IMAGE_PULL_POLICIES:
-        problems.append("image_pull_policy must be one of {0}, got {1!r}".format(
-            ", ".join(pod_template.IMAGE_PULL_POLICIES), pull))
+    problems.extend(pod_template.choice_problems(params, (("image_pull_policy", pod_template.IMAGE_PULL_POLICIES),)))
     return problems
 
 
@@ -114,14 +111,9 @@ def build_batch_job(params):
     problems.extend(_option_problems(params, gpu_resource))
     job_spec = _job_spec(params, problems)
     gpus = max(pod_template.int_option(params, "gpus", 0, problems) or 0, 0)
-    env = pod_template.normalize_env(params.get("env"), problems)
-    resources = pod_template.normalize_resources(params.get("resources"), "resources", problems)
-    tolerations = pod_template.normalize_tolerations(params.get("tolerations"), problems)
-    node_selector = pod_template.normalize_node_selector(params.get("node_selector"), problems)
-    shm = pod_template.shm_volume(params.get("shm_size"), problems)
-    host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
+    env, resources, tolerations, node_selector, shm, host_paths, service_account = pod_template.pod_options(
+        params, problems)
     volumes = _volumes(params.get("volumes"), problems)
-    service_account = pod_template.service_account_name(params.get("service_account"), problems)
     readiness_port = pod_template.port_option(params, "readiness_port", 1, problems)
     subdomain = params.get("subdomain")
     if subdomain is not None and not (isinstance(subdomain, str) and is_dns1035_label(subdomain)):

@@ -76,6 +76,17 @@ def rejected_by_operator(observation, operator, kind_name):
     return None
 
 
+def operator_failure(observation, kind_name, operator, lost_pods):
+    """The failure predicate of a job that an operator runs: the job is gone or Failed; or `lost_pods`
+    (observation -> the kind's own reason, e.g. a failed worker that nothing replaces, or None); or a
+    container cannot start; or the operator rejected the job."""
+    reason = gone_or_failed(kind_name, observation)
+    if reason or observation.status["phase"] == "Succeeded":
+        return reason
+    return (lost_pods(observation) or containers_cannot_start(observation)
+            or rejected_by_operator(observation, operator, kind_name))
+
+
 def _in_play(observation):
     """The pods that can still hold the job up: none once it is gone or has succeeded, and none on
     their way out."""

@@ -30,7 +30,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import 
     WaitTimeoutError,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import wait_failure
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.logs import failure_details, result_log
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.logs import failure_details, replica_logs, result_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import (
     WAIT_PREDICATES,
     Observation,
@@ -182,6 +182,8 @@ def _wait_and_report(kind, api, namespace, name, settings, result):
     result.update(_status_fields(kind, observation))
     log = result_log(kind, api, namespace, observation.pods, settings.log_lines)
     result.update(_log_fields(kind, log))
+    if kind.replica_logs:
+        result["replica_logs"] = replica_logs(kind, api, namespace, observation.pods, settings.log_lines)
     if outcome.outcome == k8s_wait.FAILED:
         result["reason"] = outcome.reason
         result["detected_at"] = observation.at

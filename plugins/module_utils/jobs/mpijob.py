@@ -23,27 +23,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
-
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import pod_template
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import kubeflow, pod_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import (
-    containers_cannot_start,
-    failed_pods,
-    failed_pods_text,
-    gone_or_failed,
-    rejected_by_operator,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import failed_pods, failed_pods_text, operator_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import (
     KUBEFLOW_JOB_NAME_LABEL,
     KUBEFLOW_JOB_ROLE_LABEL,
     JobKind,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label
 
 KIND = "MPIJob"
 LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
-CLEAN_POD_POLICIES = ("None", "Running", "All")
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_SSH_PORT = 22
@@ -64,21 +54,22 @@ HIGH_LEVEL_OPTIONS = (
 _OPTION_DEFAULTS = {"privileged": False, "spread_workers": False}
 
 _CHOICES = (("launcher_creation_policy", LAUNCHER_CREATION_POLICIES),
-            ("clean_pod_policy", CLEAN_POD_POLICIES),
+            ("clean_pod_policy", kubeflow.CLEAN_POD_POLICIES),
             ("mpi_implementation", MPI_IMPLEMENTATIONS),
             ("image_pull_policy", pod_template.IMAGE_PULL_POLICIES))
 
 
-def mpijob_failure(observation):
-    """The failure predicate: why the MPIJob cannot succeed any more, or None while it still can."""
-    reason = gone_or_failed(KIND, observation)
-    if reason or observation.status["phase"] == "Succeeded":
-        return reason
+def _lost_rank(observation):
     failed = failed_pods(MPIJOB, observation, "worker")
     if failed:
         return ("worker pod(s) failed: {0}; the MPI Operator does not replace a failed worker, so mpirun has "
                 "lost a rank and the job cannot succeed".format(failed_pods_text(failed, MPIJOB.role_label)))
-    return containers_cannot_start(observation) or rejected_by_operator(observation, "the MPI Operator", KIND)
+    return None
+
+
+def mpijob_failure(observation):
+    """The failure predicate: why the MPIJob cannot succeed any more, or None while it still can."""
+    return operator_failure(observation, KIND, "the MPI Operator", _lost_rank)
 
 
 MPIJOB = JobKind(KIND, "kubeflow.org", "v2beta1", "mpijobs", failure=mpijob_failure, log_role="launcher")
@@ -90,24 +81,13 @@ def invalid(problems):
 
 def name_problems(name, workers=1):
     """The MPI Operator names pods <name>-worker-<i> and a Service <name>: both must be DNS-1035 labels."""
-    if not isinstance(name, str) or not name:
-        return ["name is required (the MPIJob's metadata.name)"]
-    longest = "{0}-worker-{1}".format(name, max(int(workers or 1), 1) - 1)
-    if not is_dns1035_label(name):
-        return ["name {0!r} must be a DNS-1035 label: lowercase letters, digits and '-', starting with a "
-                "letter and ending with a letter or digit".format(name)]
-    if len(longest) > 63:
-        return ["name {0!r} is too long: the last worker's hostname {1!r} must be at most 63 characters".format(
-            name, longest)]
-    return []
+    return kubeflow.name_problems(KIND, name, "-worker-{0}".format(max(int(workers or 1), 1) - 1),
+                                  "the last worker's hostname")
 
 
 def _counts(params, problems):
     """Workers, GPUs per worker and slots per worker, with their defaults."""
-    workers = pod_template.int_option(params, "workers", 1, problems)
-    if workers is None and params.get("workers") is None:
-        workers = 1
-    gpus = max(pod_template.int_option(params, "gpus_per_worker", 0, problems) or 0, 0)
+    workers, gpus = kubeflow.worker_counts(params, problems)
     slots = pod_template.int_option(params, "slots_per_worker", 1, problems)
     if params.get("slots_per_worker") is None:
         # One MPI rank per GPU is what Horovod expects; CPU-only workers run one rank each.
@@ -116,44 +96,18 @@ def _counts(params, problems):
 
 
 def _option_problems(params, gpu_resource):
-    problems = []
-    image, command, worker_command = params.get("image"), params.get("command"), params.get("worker_command")
-    if not isinstance(image, str) or not image.strip():
-        problems.append("image is required with state=present (the container image of launcher and workers), "
-                        "unless definition is given")
-    if not command:
-        problems.append("command is required with state=present: the launcher's command as a list, "
-                        "e.g. [mpirun, -np, '4', python, train.py]")
-    elif not isinstance(command, list) or not all(isinstance(part, str) for part in command):
-        problems.append("command must be a list of strings, got {0!r}".format(command))
+    problems = kubeflow.image_and_command_problems(params, "launcher and workers", "the launcher's command as a list, "
+                                                   "e.g. [mpirun, -np, '4', python, train.py]")
+    worker_command = params.get("worker_command")
     if worker_command is not None and (not isinstance(worker_command, list) or not worker_command
                                        or not all(isinstance(part, str) for part in worker_command)):
         problems.append("worker_command must be a non-empty list of strings, got {0!r}".format(worker_command))
     problems.extend(pod_template.gpu_resource_problems(gpu_resource))
-    for argument, allowed in _CHOICES:
-        if params.get(argument) is not None and params[argument] not in allowed:
-            problems.append("{0} must be one of {1}, got {2!r}".format(argument, ", ".join(allowed), params[argument]))
+    problems.extend(pod_template.choice_problems(params, _CHOICES))
     mount = params.get("ssh_auth_mount_path")
     if mount is not None and (not isinstance(mount, str) or not mount.startswith("/")):
         problems.append("ssh_auth_mount_path must be an absolute path, got {0!r}".format(mount))
     return problems
-
-
-def _run_policy(params, problems):
-    run_policy = {}
-    if params.get("clean_pod_policy") is not None:
-        run_policy["cleanPodPolicy"] = params["clean_pod_policy"]
-    run_policy.update(pod_template.int_fields(params, (("ttl_seconds_after_finished", "ttlSecondsAfterFinished", 0),
-                                                       ("active_deadline_seconds", "activeDeadlineSeconds", 1),
-                                                       ("backoff_limit", "backoffLimit", 0)), problems))
-    return run_policy
-
-
-def _one_worker_per_node(name):
-    """At most one more worker of this job on any node than on another, and no worker placed against that:
-    with as many workers as nodes, one on each, so that every allreduce crosses the network."""
-    return {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
-            "labelSelector": {"matchLabels": {KUBEFLOW_JOB_NAME_LABEL: name, KUBEFLOW_JOB_ROLE_LABEL: "worker"}}}
 
 
 def build_mpijob(params):
@@ -165,18 +119,13 @@ def build_mpijob(params):
     name = params.get("name")
     gpu_resource = params.get("gpu_resource_name") or DEFAULT_GPU_RESOURCE
     workers, gpus, slots = _counts(params, problems)
-    run_policy = _run_policy(params, problems)
+    run_policy = kubeflow.run_policy(params, problems)
     problems.extend(name_problems(name, workers if isinstance(workers, int) else 1))
     problems.extend(_option_problems(params, gpu_resource))
-    env = pod_template.normalize_env(params.get("env"), problems)
-    worker_resources = pod_template.normalize_resources(params.get("resources"), "resources", problems)
+    env, worker_resources, tolerations, node_selector, shm, host_paths, service_account = pod_template.pod_options(
+        params, problems)
     launcher_resources = pod_template.normalize_resources(params.get("launcher_resources"), "launcher_resources",
                                                           problems)
-    tolerations = pod_template.normalize_tolerations(params.get("tolerations"), problems)
-    node_selector = pod_template.normalize_node_selector(params.get("node_selector"), problems)
-    shm = pod_template.shm_volume(params.get("shm_size"), problems)
-    host_paths = pod_template.host_path_volumes(params.get("host_paths"), problems)
-    service_account = pod_template.service_account_name(params.get("service_account"), problems)
     ssh_port = pod_template.port_option(params, "worker_ssh_port", 0, problems)
     if ssh_port is None:
         ssh_port = DEFAULT_SSH_PORT
@@ -201,7 +150,8 @@ def build_mpijob(params):
     if node_selector:
         worker_pod["nodeSelector"] = node_selector
     if params.get("spread_workers"):
-        worker_pod["topologySpreadConstraints"] = [_one_worker_per_node(name)]
+        worker_pod["topologySpreadConstraints"] = [pod_template.one_per_node({KUBEFLOW_JOB_NAME_LABEL: name,
+                                                                              KUBEFLOW_JOB_ROLE_LABEL: "worker"})]
     if tolerations:
         worker_pod["tolerations"] = tolerations
     if shm:
@@ -251,53 +201,9 @@ def _definition_workers(body, problems):
 
 def from_definition(definition, name=None, namespace=None):
     """Check a raw MPIJob definition and fill in name and namespace. Raises InvalidArgumentError."""
-    if not isinstance(definition, dict):
-        raise invalid(["definition must be a dict (an MPIJob manifest), got {0!r}".format(type(definition).__name__)])
-    problems = []
-    if definition.get("apiVersion") != MPIJOB.api_version:
-        problems.append("definition.apiVersion must be {0}, got {1!r}".format(MPIJOB.api_version,
-                                                                              definition.get("apiVersion")))
-    if definition.get("kind") != KIND:
-        problems.append("definition.kind must be {0}, got {1!r}".format(KIND, definition.get("kind")))
-    body = copy.deepcopy(definition)
-    metadata = body.setdefault("metadata", {}) or {}
-    body["metadata"] = metadata
-    for field, given in (("name", name), ("namespace", namespace)):
-        if not given:
-            continue
-        if metadata.get(field) not in (None, given):
-            problems.append("{0} {1!r} differs from definition.metadata.{0} {2!r}".format(field, given, metadata[field]))
-        metadata[field] = given
-    metadata.setdefault("namespace", "default")
-    workers = _definition_workers(body, problems)
-    problems.extend("definition.metadata." + problem for problem in name_problems(metadata.get("name"), workers))
-    if problems:
-        raise invalid(problems)
-    return body
+    return kubeflow.from_definition(MPIJOB, definition, name, namespace, _definition_workers, name_problems)
 
 
-def high_level_options_given(params):
-    return sorted(option for option in HIGH_LEVEL_OPTIONS
-                  if params.get(option) not in (None, "", [], {}) and params.get(option) is not _OPTION_DEFAULTS.get(option))
-
-
-def desired_job(params):
-    """The MPIJob body from either `definition` or the high-level options; never both."""
-    if params.get("definition") is not None:
-        given = high_level_options_given(params)
-        if given:
-            raise invalid(["definition is mutually exclusive with {0}: give a raw MPIJob or "
-                           "the high-level options, not both".format(", ".join(given))])
-        return from_definition(params["definition"], params.get("name"), params.get("namespace"))
-    return build_mpijob(params)
-
-
-def job_to_delete(params):
-    """(namespace, name) of the job state=absent removes, from the options or the definition's metadata."""
-    definition_meta = (params.get("definition") or {}).get("metadata") or {}
-    name = params.get("name") or definition_meta.get("name")
-    namespace = params.get("namespace") or definition_meta.get("namespace") or "default"
-    problems = name_problems(name)
-    if problems:
-        raise invalid(problems)
-    return namespace, name
+# The module's state=present and state=absent: the MPIJob body, and (namespace, name) of the job to delete.
+desired_job, job_to_delete = kubeflow.job_functions(MPIJOB, HIGH_LEVEL_OPTIONS, _OPTION_DEFAULTS, build_mpijob,
+                                                    from_definition, name_problems)

@@ -64,6 +64,16 @@ def job_argument_spec(**kind_options):
     return spec
 
 
+def kubeflow_job_argument_spec(**kind_options):
+    """The argument spec of a module for a Kubeflow operator's job kind (MPIJob, TFJob): job_argument_spec's,
+    the options of a job given by workers or as a raw definition, and the kind's own."""
+    options = dict(name=dict(type="str"), namespace=dict(type="str"), definition=dict(type="dict"))
+    options.update(workers=dict(type="int"), gpus_per_worker=dict(type="int"), spread_workers=dict(type="bool", default=False))
+    options.update(clean_pod_policy=dict(type="str", choices=["None", "Running", "All"]))
+    options.update(kind_options)
+    return job_argument_spec(**options)
+
+
 def wait_argument_spec():
     """A fresh copy of the wait options, for a module to extend with its own."""
     return copy.deepcopy(_WAIT_ARG_SPEC)

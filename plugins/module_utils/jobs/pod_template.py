@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+from collections import namedtuple
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text, is_dns1123_subdomain
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import (
@@ -24,6 +25,10 @@ TOLERATION_OPERATORS = ("Exists", "Equal")
 IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _TOLERATION_FIELDS = {"key", "operator", "value", "effect", "tolerationSeconds", "toleration_seconds"}
 SHM_PATH = "/dev/shm"
+
+# The pod options every job kind takes, checked: see pod_options.
+PodOptions = namedtuple("PodOptions", ("env", "resources", "tolerations", "node_selector", "shm", "host_paths",
+                                       "service_account"))
 
 
 def int_option(params, argument, minimum, problems):
@@ -56,6 +61,20 @@ def port_option(params, argument, minimum, problems):
     if port is not None and port > 65535:
         problems.append("{0} must be a TCP port (at most 65535), got {1}".format(argument, port))
     return port
+
+
+def choice_problems(params, choices):
+    """Why the options of `choices`, pairs of (argument, allowed values), given in `params` cannot be used."""
+    return ["{0} must be one of {1}, got {2!r}".format(argument, ", ".join(allowed), params[argument])
+            for argument, allowed in choices if params.get(argument) is not None and params[argument] not in allowed]
+
+
+def one_per_node(match_labels):
+    """A topology spread constraint: at most one more of the pods `match_labels` selects on any node than on
+    another, and none placed against that. With as many workers as nodes that is one worker on each node, so
+    that every allreduce crosses the network, whatever the workers request."""
+    return {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": dict(match_labels)}}
 
 
 def tcp_readiness_probe(port):
@@ -303,3 +322,16 @@ def service_account_name(name, problems):
                         "starting and ending with a letter or digit".format(name))
         return None
     return name
+
+
+def pod_options(params, problems):
+    """The pod options every job kind takes, each checked into `problems`, as a PodOptions: env (the env list),
+    resources (of the containers that hold the GPUs), tolerations, node_selector, shm (see shm_volume),
+    host_paths (see host_path_volumes) and service_account (see service_account_name)."""
+    return PodOptions(env=normalize_env(params.get("env"), problems),
+                      resources=normalize_resources(params.get("resources"), "resources", problems),
+                      tolerations=normalize_tolerations(params.get("tolerations"), problems),
+                      node_selector=normalize_node_selector(params.get("node_selector"), problems),
+                      shm=shm_volume(params.get("shm_size"), problems),
+                      host_paths=host_path_volumes(params.get("host_paths"), problems),
+                      service_account=service_account_name(params.get("service_account"), problems))

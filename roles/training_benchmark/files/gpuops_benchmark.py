@@ -16,11 +16,21 @@ Trains a model on random images and labels and reports throughput in two ways:
 Launch it with mpirun or horovodrun, one process per device:
     mpirun -np 4 -H node1:2,node2:2 python3 gpuops_benchmark.py --framework tensorflow
     horovodrun --gloo -np 2 -H node1:1,node2:1 python3 gpuops_benchmark.py --model small_cnn
+
+Or without Horovod, with TensorFlow's own distribution (``--distribution tf_config``), in every pod of a
+Kubeflow TFJob, which sets ``TF_CONFIG``:
+
+* a cluster of workers (and an optional chief) trains synchronously with MultiWorkerMirroredStrategy, each
+  rank printing its own lines as above (the chief, or worker 0, is rank 0);
+* a cluster with parameter servers trains with ParameterServerStrategy: the chief coordinates, the
+  workers run the steps it sends them against variables held by the parameter servers, and the chief
+  prints every worker's figures, counting the steps each worker ran.
 """
 
 from __future__ import absolute_import, division, print_function
 
 import argparse
+import json
 import math
 import os
 import socket
@@ -28,6 +38,7 @@ import sys
 import timeit
 
 FRAMEWORKS = ("tensorflow", "pytorch")
+DISTRIBUTIONS = ("horovod", "tf_config")
 # Models both frameworks know under these names; other names are looked up in torchvision.models
 # (PyTorch) or tf.keras.applications (TensorFlow).
 SMALL_CNN = "small_cnn"
@@ -42,6 +53,9 @@ def parse_args(argv=None):
     )
     parser.add_argument("--framework", choices=FRAMEWORKS + ("auto",), default="auto",
                         help="auto: TensorFlow when horovod.tensorflow imports, else PyTorch")
+    parser.add_argument("--distribution", choices=DISTRIBUTIONS, default="horovod",
+                        help="horovod (mpirun or horovodrun), or tf_config: TensorFlow's own multi-worker "
+                             "or parameter-server training across the cluster TF_CONFIG describes")
     parser.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto",
                         help="auto: one GPU per local rank when the framework sees GPUs, else CPU")
     parser.add_argument("--model", default=None,
@@ -81,6 +95,8 @@ def parse_args(argv=None):
             parser.error("--%s must be at least 1, got %s" % (name.replace("_", "-"), value))
     if args.num_warmup_batches < 0 or args.threads < 0:
         parser.error("--num-warmup-batches and --threads cannot be negative")
+    if args.distribution == "tf_config" and args.framework == "pytorch":
+        parser.error("--distribution tf_config is TensorFlow's: it needs --framework tensorflow (or auto)")
     return args
 
 
@@ -124,40 +140,57 @@ def cpu_threads(args, local_size):
 
 
 class Reporter(object):
-    """Prints Horovod's rank-0 lines and this rank's own lines, in the formats log parsers expect."""
+    """Prints Horovod's rank-0 lines (when it leads) and one rank's own lines, in the formats log parsers
+    expect. The rank's host is this one unless given (a coordinator reports for its workers)."""
 
-    def __init__(self, rank, size, device_kind):
+    def __init__(self, rank, size, device_kind, host=None, leads=None):
         self.rank = rank
         self.size = size
         self.device = device_kind.upper()
-        self.prefix = "Rank %d on %s: " % (rank, socket.gethostname().split(".")[0])
+        self.prefix = "Rank %d on %s: " % (rank, (host or socket.gethostname()).split(".")[0])
+        self.leads = rank == 0 if leads is None else leads
 
     def leader(self, text):
-        if self.rank == 0:
+        if self.leads:
             print(text, flush=True)
 
     def header(self, model, batch_size, framework, args):
         self.leader("Model: %s" % model)
         self.leader("Batch size: %d" % batch_size)
         self.leader("Number of %ss: %d" % (self.device, self.size))
+        if args.distribution != "horovod":
+            self.leader("Framework: %s" % framework)
+            return
         knobs = ", ".join("%s=%s" % item for item in sorted(os.environ.items())
                           if item[0].startswith("HOROVOD_") and item[0] in KNOB_VARIABLES)
         self.leader("Framework: %s; fp16 allreduce: %s; Horovod knobs: %s"
                     % (framework, "yes" if args.fp16_allreduce else "no", knobs or "defaults"))
 
-    def iteration(self, number, img_per_sec):
+    def rank_iteration(self, number, img_per_sec):
         print("%sIter #%d: %.1f img/sec per %s" % (self.prefix, number, img_per_sec, self.device), flush=True)
+
+    def iteration(self, number, img_per_sec):
+        self.rank_iteration(number, img_per_sec)
         self.leader("Iter #%d: %.1f img/sec per %s" % (number, img_per_sec, self.device))
 
-    def summary(self, wall, compute):
+    def rank_summary(self, wall, compute=None):
         mean, confidence = mean_and_confidence(wall)
-        compute_mean, compute_confidence = mean_and_confidence(compute)
         print("%sImg/sec per %s: %.1f +-%.1f" % (self.prefix, self.device, mean, confidence), flush=True)
-        print("%sCompute img/sec per %s: %.1f +-%.1f"
-              % (self.prefix, self.device, compute_mean, compute_confidence), flush=True)
+        if compute:
+            compute_mean, compute_confidence = mean_and_confidence(compute)
+            print("%sCompute img/sec per %s: %.1f +-%.1f"
+                  % (self.prefix, self.device, compute_mean, compute_confidence), flush=True)
+
+    def totals(self, per_device):
+        """Horovod's closing lines from the per-device figure of each iteration."""
+        mean, confidence = mean_and_confidence(per_device)
         self.leader("Img/sec per %s: %.1f +-%.1f" % (self.device, mean, confidence))
         self.leader("Total img/sec on %d %s(s): %.1f +-%.1f"
                     % (self.size, self.device, self.size * mean, self.size * confidence))
+
+    def summary(self, wall, compute):
+        self.rank_summary(wall, compute)
+        self.totals(wall)
 
 
 KNOB_VARIABLES = ("HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "HOROVOD_HIERARCHICAL_ALLREDUCE")
@@ -282,24 +315,30 @@ def tensorflow_model(tf, name, num_classes, image_size):
     return constructor(weights=None, classes=num_classes, input_shape=(image_size, image_size, 3))
 
 
+def tensorflow_device(tf, args, gpu_index, local_processes):
+    """Gives this process one GPU (gpu_index), or its share of the CPU threads. Returns whether it uses a GPU."""
+    gpus = tf.config.list_physical_devices("GPU")
+    use_gpu = args.device == "gpu" or (args.device == "auto" and bool(gpus))
+    if use_gpu:
+        if len(gpus) <= gpu_index:
+            sys.exit("gpuops_benchmark: --device gpu but TensorFlow sees %d GPU(s), and this process needs GPU %d"
+                     % (len(gpus), gpu_index))
+        tf.config.set_visible_devices(gpus[gpu_index], "GPU")
+        tf.config.experimental.set_memory_growth(gpus[gpu_index], True)
+        if args.mixed_precision:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    else:
+        tf.config.threading.set_intra_op_parallelism_threads(cpu_threads(args, local_processes))
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    return use_gpu
+
+
 def run_tensorflow(args):
     import tensorflow as tf
     import horovod.tensorflow as hvd
 
     hvd.init()
-    gpus = tf.config.list_physical_devices("GPU")
-    use_gpu = args.device == "gpu" or (args.device == "auto" and bool(gpus))
-    if use_gpu:
-        if not gpus:
-            sys.exit("gpuops_benchmark: --device gpu but TensorFlow sees no GPU")
-        tf.config.set_visible_devices(gpus[hvd.local_rank()], "GPU")
-        tf.config.experimental.set_memory_growth(gpus[hvd.local_rank()], True)
-        if args.mixed_precision:
-            tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    else:
-        threads = cpu_threads(args, hvd.local_size())
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
+    use_gpu = tensorflow_device(tf, args, hvd.local_rank(), hvd.local_size())
     model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
 
     model = tensorflow_model(tf, model_name, args.num_classes, image_size)
@@ -344,6 +383,180 @@ def run_tensorflow(args):
     run_timed(reporter, args, batch_size, train_step)
 
 
+# --- TensorFlow's own distribution (TF_CONFIG) ------------------------------------------------------
+
+# Read by an op that runs on the worker executing a step: which worker ran it.
+HOSTNAME_FILE = "/proc/sys/kernel/hostname"
+
+
+def tf_config_cluster(environ=None):
+    """(cluster, task type, task index) from TF_CONFIG, as a TFJob's pods get it from the Training Operator."""
+    raw = (os.environ if environ is None else environ).get("TF_CONFIG")
+    if not raw:
+        sys.exit("gpuops_benchmark: --distribution tf_config needs TF_CONFIG, which the Training Operator sets "
+                 "in a TFJob's pods")
+    try:
+        config = json.loads(raw)
+        cluster, task_type, index = config["cluster"], config["task"]["type"], int(config["task"]["index"])
+        tasks = len(cluster.get(task_type) or [])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        sys.exit("gpuops_benchmark: TF_CONFIG must be {\"cluster\": {...}, \"task\": {\"type\", \"index\"}}: %s: %r"
+                 % (error, raw[:200]))
+    if not cluster.get("worker"):
+        sys.exit("gpuops_benchmark: TF_CONFIG's cluster has no worker: %r" % raw[:200])
+    if not 0 <= index < tasks:
+        sys.exit("gpuops_benchmark: TF_CONFIG's task %s %d is not in its cluster (%d %s task(s))"
+                 % (task_type, index, tasks, task_type))
+    return cluster, task_type, index
+
+
+def short_host(address):
+    """node-a from node-a.ns.svc:2222."""
+    return address.rsplit(":", 1)[0].split(".")[0]
+
+
+def per_example_cross_entropy(tf):
+    """The loss per image: under a tf.distribute strategy the step says how to average it."""
+    return tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+
+def training_ranks(cluster):
+    """Synchronous training's ranks, in order: the chief, then the workers."""
+    return [("chief", index) for index in range(len(cluster.get("chief") or []))] + [
+        ("worker", index) for index in range(len(cluster["worker"]))]
+
+
+def run_tensorflow_multi_worker(tf, args, cluster, task_type, index):
+    """Every chief and worker trains with MultiWorkerMirroredStrategy: an all-reduce of the gradients per step."""
+    ranks = training_ranks(cluster)
+    if (task_type, index) not in ranks:
+        sys.exit("gpuops_benchmark: a %s task has no part in multi-worker training" % task_type)
+    rank, size = ranks.index((task_type, index)), len(ranks)
+    use_gpu = tensorflow_device(tf, args, 0, 1)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
+    with strategy.scope():
+        model = tensorflow_model(tf, model_name, args.num_classes, image_size)
+        optimizer = tf.keras.optimizers.SGD(learning_rate=0.01 * size)
+    per_example_loss = per_example_cross_entropy(tf)
+    images = tf.random.uniform((batch_size, image_size, image_size, 3))
+    labels = tf.random.uniform((batch_size,), maxval=args.num_classes, dtype=tf.int64)
+
+    @tf.function
+    def compute_gradients():
+        def replica_step():
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(per_example_loss(labels, model(images, training=True)),
+                                                  global_batch_size=batch_size * size)
+            return tape.gradient(loss, model.trainable_variables)
+        return strategy.run(replica_step)
+
+    @tf.function
+    def apply_gradients(gradients):
+        # In a replica, apply_gradients first sums every worker's gradients: the all-reduce.
+        strategy.run(lambda grads: optimizer.apply_gradients(zip(grads, model.trainable_variables)),
+                     args=(gradients,))
+
+    def train_step():
+        started = timeit.default_timer()
+        gradients = compute_gradients()
+        strategy.experimental_local_results(gradients[0])[0].numpy()
+        computing = timeit.default_timer() - started
+        apply_gradients(gradients)
+        model.trainable_variables[0].numpy()
+        return computing
+
+    reporter = Reporter(rank, size, "gpu" if use_gpu else "cpu")
+    reporter.header(model_name, batch_size, "TensorFlow %s, MultiWorkerMirroredStrategy" % tf.__version__, args)
+    run_timed(reporter, args, batch_size, train_step)
+
+
+def run_tensorflow_parameter_servers(tf, args, cluster, task_type, index):
+    """ParameterServerStrategy: the chief sends steps to whichever worker is free; the variables live on the
+    parameter servers. Workers and parameter servers serve until the job ends; the chief reports."""
+    if not cluster.get("chief"):
+        sys.exit("gpuops_benchmark: parameter-server training needs a chief to coordinate it (a Chief replica)")
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    if task_type in ("worker", "ps"):
+        if task_type == "worker":
+            tensorflow_device(tf, args, 0, 1)
+        server = tf.distribute.Server(resolver.cluster_spec(), job_name=task_type, task_index=index,
+                                      protocol=resolver.rpc_layer or "grpc", start=True)
+        print("gpuops_benchmark: %s %d serves the chief's steps until the job ends" % (task_type, index), flush=True)
+        server.join()
+        return
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    workers = [short_host(address) for address in cluster["worker"]]
+    # The workers compute; the chief cannot see their devices, so only --device says which they use.
+    use_gpu = args.device == "gpu"
+    model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
+    with strategy.scope():
+        model = tensorflow_model(tf, model_name, args.num_classes, image_size)
+        optimizer = tf.keras.optimizers.SGD(learning_rate=0.01)
+    per_example_loss = per_example_cross_entropy(tf)
+
+    def dataset_fn(_context):
+        images = tf.random.uniform((batch_size, image_size, image_size, 3))
+        labels = tf.random.uniform((batch_size,), maxval=args.num_classes, dtype=tf.int64)
+        return tf.data.Dataset.from_tensors((images, labels)).repeat()
+
+    @tf.function
+    def per_worker_dataset():
+        return strategy.distribute_datasets_from_function(dataset_fn)
+
+    iterator = iter(coordinator.create_per_worker_dataset(per_worker_dataset))
+
+    @tf.function
+    def step(batches):
+        def replica_step(batch):
+            images, labels = batch
+            with tf.GradientTape() as tape:
+                # Each step is one worker's alone: the mean over its own batch.
+                loss = tf.reduce_mean(per_example_loss(labels, model(images, training=True)))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return tf.io.read_file(HOSTNAME_FILE)
+        return strategy.run(replica_step, args=(next(batches),))
+
+    def steps_by_worker(count):
+        scheduled = [coordinator.schedule(step, args=(iterator,)) for _step in range(count)]
+        coordinator.join()
+        ran = [short_host(value.fetch().decode().strip()) for value in scheduled]
+        return dict((rank, ran.count(host)) for rank, host in enumerate(workers))
+
+    device = "gpu" if use_gpu else "cpu"
+    leader = Reporter(0, len(workers), device, leads=True)
+    reporters = [Reporter(rank, len(workers), device, host=host, leads=False) for rank, host in enumerate(workers)]
+    leader.header(model_name, batch_size, "TensorFlow %s, ParameterServerStrategy with %d parameter server(s)"
+                  % (tf.__version__, len(cluster.get("ps") or [])), args)
+    leader.leader("Running warmup...")
+    steps_by_worker(args.num_warmup_batches * len(workers))
+    leader.leader("Running benchmark...")
+    per_rank, per_device = [[] for _rank in workers], []
+    for number in range(args.num_iters):
+        started = timeit.default_timer()
+        counts = steps_by_worker(args.num_batches_per_iter * len(workers))
+        elapsed = timeit.default_timer() - started
+        for rank, reporter in enumerate(reporters):
+            per_rank[rank].append(counts[rank] * batch_size / elapsed)
+            reporter.rank_iteration(number, per_rank[rank][-1])
+        per_device.append(sum(counts.values()) * batch_size / elapsed / len(workers))
+        leader.leader("Iter #%d: %.1f img/sec per %s" % (number, per_device[-1], leader.device))
+    for rank, reporter in enumerate(reporters):
+        reporter.rank_summary(per_rank[rank])
+    leader.totals(per_device)
+
+
+def run_tensorflow_tf_config(args):
+    import tensorflow as tf
+
+    cluster, task_type, index = tf_config_cluster()
+    if cluster.get("ps"):
+        run_tensorflow_parameter_servers(tf, args, cluster, task_type, index)
+    else:
+        run_tensorflow_multi_worker(tf, args, cluster, task_type, index)
+
+
 def resolve_sizes(args, use_gpu):
     model_name = args.model or (GPU_DEFAULT_MODEL if use_gpu else CPU_DEFAULT_MODEL)
     batch_size = args.batch_size or (32 if use_gpu else 16)
@@ -353,6 +566,9 @@ def resolve_sizes(args, use_gpu):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.distribution == "tf_config":
+        run_tensorflow_tf_config(args)
+        return
     os.environ.update(horovod_environment(args))
     framework = pick_framework(args.framework)
     if framework == "tensorflow":
