@@ -114,3 +114,24 @@ def test_a_rank_killed_mid_run_fails_the_job_and_the_log_says_which():
     assert re.search(r"^launcher: mpirun noticed that process rank 1 with PID \d+ on node node2 exited on signal 9 "
                      r"\(Killed\)\.$", "\n".join(report["warnings"]), re.M), report["warnings"]
     assert report["iterations"]
+
+
+# A TFJob's replica logs as the tfjob_launcher role writes them: each under a line naming its pod.
+TFJOB_RUNS = {
+    "lab_tfjob_multi_worker_2node_tf.log": (["gpuops-tfjob-worker-0", "gpuops-tfjob-worker-1"], 16),
+    "lab_tfjob_parameter_server_2workers_tf.log": (["with-ps-worker-0", "with-ps-worker-1"], 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TFJOB_RUNS))
+def test_a_tfjob_run_is_reported_from_its_replicas_logs(name):
+    hosts, batch_size = TFJOB_RUNS[name]
+    text = fixture(name)
+    report = report_from_text(text, {"expect_ranks": 2})
+    assert report["passed"] and report["complete"], report["failures"]
+    assert (report["device"], report["model"], report["batch_size"], report["ranks"]) == ("CPU", "small_cnn",
+                                                                                           batch_size, 2)
+    printed = sorted((int(rank), host, float(mean)) for rank, host, mean, _spread in RANK_RESULT.findall(text))
+    assert [(item["rank"], item["host"], item["img_per_sec"]) for item in report["per_rank"]] == printed
+    assert [item["host"] for item in report["per_rank"]] == hosts
+    assert report["img_per_sec_total"]["mean"] == pytest.approx(sum(mean for _rank, _host, mean in printed), abs=0.05)

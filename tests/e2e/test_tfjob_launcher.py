@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpuops_launcher=tfjob on the lab make lab made: the Kubeflow Training Operator beside the MPI Operator, and
+TFJobs of real pods on both nodes training with TensorFlow's own distribution (in step, and with a parameter
+server), judged by the verdict; check mode, a second run, and the faults (an image that cannot be pulled, more
+GPUs than a node has, a worker killed mid-run), each reported within seconds with the replicas' logs kept."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gpuops_testlib.ansible_run import finish, start_playbook
+from gpuops_testlib.lab_pods import (
+    LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
+    cache_env, controller_inventory, kubectl, read_pod, verify_training, wait_for, workload_image,
+)
+from main_job import KUBECONFIG
+
+NAMESPACE = "e2e-tfjob"
+RUN_TASK = "Run the TFJob and wait until it succeeds (failing as soon as it cannot)"
+FAIL_TASK = "Fail with why the run failed and the end of the reporting replica's log"
+# The role sets the framework and the device itself.
+TF_BENCHMARK_ARGS = SHORT_BENCHMARK_ARGS[4:]
+
+
+def _inventory(path, name, **variables):
+    return controller_inventory(path, dict({
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "tfjob", "tfjob_launcher_namespace": NAMESPACE,
+        "tfjob_launcher_name": name, "tfjob_launcher_image": workload_image(),
+        "tfjob_launcher_image_pull_policy": "Never", "tfjob_launcher_workers": 2, "tfjob_launcher_gpus_per_worker": 1,
+        "tfjob_launcher_device": "cpu", "tfjob_launcher_spread_workers": True,
+        "tfjob_launcher_python": WORKLOAD_PYTHON, "tfjob_launcher_benchmark_path": WORKLOAD_BENCHMARK,
+        "tfjob_launcher_benchmark_args": TF_BENCHMARK_ARGS, "tfjob_launcher_wait_timeout": 600}, **variables))
+
+
+def _verify(tmp_path, name, options=(), **variables):
+    return verify_training(tmp_path, _inventory(tmp_path / (name + ".yml"), name, **variables), options)
+
+
+def _report(tmp_path, name):
+    with open(str(tmp_path / "cache" / "training" / (name + ".json")), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+# One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
+@pytest.fixture(name="tfjob_namespace", scope="module")
+def _tfjob_namespace(second_run):
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    yield
+    kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def _pods(name):
+    listed = kubectl("get", "pods", "-n", NAMESPACE, "-l", "training.kubeflow.org/job-name=" + name, "-o", "json")
+    return json.loads(listed.stdout)["items"]
+
+
+def test_the_training_operator_serves_tfjobs_beside_the_mpi_operator_and_leaves_its_mpijob_crd_alone(second_run):
+    """make lab deployed both operators, then ran its MPIJob to a passing verdict (second_run)."""
+    assert second_run.rc == 0, second_run.explain()
+    mpijobs = json.loads(kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "json").stdout)
+    assert [version["name"] for version in mpijobs["spec"]["versions"]] == ["v2beta1"]
+    crds = kubectl("get", "crd", "-o", "name").stdout.split()
+    kubeflow = sorted(crd for crd in crds if crd.endswith(".kubeflow.org"))
+    assert kubeflow == ["customresourcedefinition.apiextensions.k8s.io/" + name
+                        for name in ("mpijobs.kubeflow.org", "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org")]
+    webhook = json.loads(kubectl("get", "validatingwebhookconfiguration", "validator.training-operator.kubeflow.org",
+                                 "-o", "json").stdout)
+    assert sorted(hook["name"] for hook in webhook["webhooks"]) == [
+        "validator.pytorchjob.training-operator.kubeflow.org", "validator.tfjob.training-operator.kubeflow.org"]
+    deployment = json.loads(kubectl("get", "deployment", "-n", "kubeflow", "training-operator", "-o", "json").stdout)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == ["--enable-scheme=tfjob", "--enable-scheme=pytorchjob"]
+    assert deployment["status"]["availableReplicas"] == 1
+
+
+def test_a_tfjob_in_step_passes_the_verdict_after_a_check_that_creates_nothing_and_runs_once(tfjob_namespace, tmp_path):
+    planned = _verify(tmp_path, "in-step", options=("--check", "--diff"))
+    assert planned.rc == 0, planned.explain()
+    spec = planned.result(RUN_TASK)["tfjob"]["spec"]
+    assert spec["successPolicy"] == "AllWorkers" and sorted(spec["tfReplicaSpecs"]) == ["Worker"]
+    assert spec["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"][2:8] == [
+        "--framework", "tensorflow", "--distribution", "tf_config", "--device", "cpu"]
+    assert not _pods("in-step")
+
+    ran = _verify(tmp_path, "in-step")
+    assert ran.rc == 0, ran.explain()
+    report = _report(tmp_path, "in-step")
+    assert report["passed"] is True and report["ranks"] == 2, report
+    sys.stderr.write("tfjob launcher, in step: %s\n" % "\n".join(report["summary"]))
+    workers = [pod for pod in _pods("in-step") if pod["metadata"]["labels"]["training.kubeflow.org/replica-type"] == "worker"]
+    assert sorted(pod["spec"]["nodeName"] for pod in workers) == ["node1", "node2"]
+
+    again = _verify(tmp_path, "in-step")
+    assert again.rc == 0, again.explain()
+    assert again.result(RUN_TASK)["changed"] is False
+
+
+def _delete(name):
+    """Delete a TFJob and wait until its pods are gone: until then they hold their nodes' GPUs."""
+    kubectl("delete", "tfjob", "-n", NAMESPACE, name, "--wait=true", check=False)
+    wait_for(lambda: not _pods(name), 120, "the pods of TFJob %s to be gone" % name)
+
+
+def test_a_tfjob_with_a_parameter_server_passes_the_verdict_with_every_workers_figures(tfjob_namespace, tmp_path):
+    # The role deletes it at the end, and waits until its pods are gone.
+    ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, tfjob_launcher_cleanup_enabled=True)
+    assert ran.rc == 0, ran.explain()
+    assert not _pods("with-ps")
+    report = _report(tmp_path, "with-ps")
+    assert report["passed"] is True and report["ranks"] == 2, report
+    assert "ParameterServerStrategy" in report["summary"][0], report["summary"]
+    with open(str(tmp_path / "cache" / "training" / "with-ps.log"), encoding="utf-8") as handle:
+        log = handle.read()
+    # The chief's log comes first, and it holds each worker's own figures.
+    assert log.startswith("==== pod with-ps-chief-0 (chief 0) ====")
+    assert "Rank 0 on with-ps-worker-0: Img/sec per CPU" in log and "Rank 1 on with-ps-worker-1: Img/sec per CPU" in log
+    sys.stderr.write("tfjob launcher, parameter server: %s\n" % "\n".join(report["summary"]))
+
+
+@pytest.mark.parametrize("name, variables, expected", [
+    ("no-image", {"tfjob_launcher_image": "localhost/gpuops-no-such-image:1"}, "ErrImageNeverPull"),
+    ("too-many-gpus", {"tfjob_launcher_gpus_per_worker": 3}, "Insufficient nvidia.com/gpu"),
+])
+def test_a_tfjob_whose_pods_cannot_start_fails_within_seconds(tfjob_namespace, tmp_path, name, variables, expected):
+    started = time.time()
+    try:
+        run = _verify(tmp_path, name, **variables)
+        seconds = time.time() - started
+    finally:
+        _delete(name)
+    assert run.rc != 0
+    message = dict(run.failed())[FAIL_TASK]["msg"]
+    assert expected in message, message
+    assert seconds < 60, "reported after %.0f s" % seconds
+
+
+def _kill_worker_1(name):
+    """SIGKILL worker 1's benchmark (its container's first process) from the node that runs it."""
+    node = NODE_CONTAINER_PREFIX + read_pod(NAMESPACE, name + "-worker-1")["spec"]["nodeName"]
+    subprocess.run(["podman", "exec", node, "pkill", "-KILL", "-f", "gpuops_benchmark.py .*--distribution tf_config"],
+                   check=True, capture_output=True)
+
+
+def test_a_worker_killed_mid_run_fails_the_tfjob_within_seconds_and_the_logs_are_kept(tfjob_namespace, tmp_path):
+    inventory = _inventory(tmp_path / "killed.yml", "killed",
+                           tfjob_launcher_command=LONG_BENCHMARK + ["--distribution", "tf_config"])
+    started = start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path))
+    try:
+        wait_for(lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "killed-worker-1", check=False).stdout, 600,
+                 "worker 1's first iteration")
+        _kill_worker_1("killed")
+        killed = time.time()
+        run = finish(started, timeout=300)
+        returned = time.time()
+    finally:
+        if started[1].poll() is None:
+            started[1].kill()
+        _delete("killed")
+    assert run.rc != 0
+    message = dict(run.failed())[FAIL_TASK]["msg"]
+    assert "killed-worker-1" in message and "TFJob" in message, message
+    kept_at = tmp_path / "cache" / "training" / "killed.log"
+    assert kept_at.exists(), run.explain()
+    with open(str(kept_at), encoding="utf-8") as handle:
+        kept = handle.read()
+    assert "==== pod killed-worker-0 (worker 0) ====" in kept and "Rank 1 on killed-worker-1: Iter #" in kept
+    sys.stderr.write("tfjob launcher, worker killed: the task returned %.1f s later\n" % (returned - killed))
+    assert returned - killed < 30
