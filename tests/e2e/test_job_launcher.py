@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from gpuops_testlib.ansible_run import finish, start_playbook
+from gpuops_testlib.ansible_run import start_playbook
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    cache_env, controller_inventory, kubectl, verify_training, wait_for, workload_image,
+    cache_env, controller_inventory, fault_mid_run, kubectl, verify_training, workload_image,
 )
 from main_job import KUBECONFIG
 
@@ -113,22 +113,14 @@ def _kill_worker_sshd(name):
 
 def test_a_worker_killed_mid_run_fails_the_run_within_seconds_with_its_log_kept(job_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed", job_launcher_benchmark_args=LONG_BENCHMARK[2:])
-    started = start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path))
-    try:
-        wait_for(lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "job/killed", check=False).stdout, 600,
-                 "the benchmark's first iteration")
-        _kill_worker_sshd("killed")
-        killed = time.time()
-        run = finish(started, timeout=300)
-        returned = time.time()
-    finally:
-        if started[1].poll() is None:
-            started[1].kill()
+    run, seconds = fault_mid_run(start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path)),
+                                 lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "job/killed", check=False).stdout,
+                                 lambda: _kill_worker_sshd("killed"))
     assert run.rc != 0
     message = dict(run.failed())[FAIL_TASK]["msg"]
     assert "the Job failed" in message, message
     with open(str(tmp_path / "cache" / "training" / "killed.log"), encoding="utf-8") as handle:
         assert "Iter #" in handle.read()
-    sys.stderr.write("job launcher, worker killed: the task returned %.1f s later\n" % (returned - killed))
-    assert returned - killed < 30
+    sys.stderr.write("job launcher, worker killed: the task returned %.1f s later\n" % seconds)
+    assert seconds < 30
     assert _objects("killed") == ["Job/killed"]

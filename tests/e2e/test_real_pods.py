@@ -19,8 +19,8 @@ import yaml
 
 from gpuops_testlib.ansible_run import finish, run_playbook, start_playbook
 from gpuops_testlib.lab_pods import (
-    LAB_KUBECONFIG, job_play, kill_worker, kubectl, lab_kubectl_path, launcher_log, mpijob_args, pod_failed,
-    pod_of_job, wait_for, workload_image,
+    LAB_KUBECONFIG, fault_mid_run, job_play, kill_worker, kubectl, lab_kubectl_path, launcher_log, mpijob_args,
+    pod_failed, pod_of_job, wait_for, workload_image,
 )
 from main_job import RUN_DIR
 
@@ -142,17 +142,12 @@ def test_more_gpus_than_any_node_has_is_unschedulable_with_the_schedulers_messag
 
 
 def test_a_worker_killed_mid_run_is_reported_with_its_events_and_the_launcher_log(faults, tmp_path):
-    started = start_playbook(_job_play(tmp_path, "killed", gpus_per_worker=2))
-    try:
-        wait_for(lambda: "Iter #" in launcher_log(FAULTS_NAMESPACE, "killed"), 600, "the benchmark's first iteration")
+    def kill_until_failed():
         kill_worker(FAULTS_NAMESPACE, "killed-worker-1")
         wait_for(lambda: pod_failed(FAULTS_NAMESPACE, "killed-worker-1"), 60, "the worker pod's phase Failed")
-        status_changed = time.time()
-        run = finish(started, timeout=300)
-        returned = time.time()
-    finally:
-        if started[1].poll() is None:
-            started[1].kill()
+
+    run, seconds = fault_mid_run(start_playbook(_job_play(tmp_path, "killed", gpus_per_worker=2)),
+                                 lambda: "Iter #" in launcher_log(FAULTS_NAMESPACE, "killed"), kill_until_failed)
     job = _job_result(run)
     assert job["failed"] is True, job
     assert "killed-worker-1" in job["msg"] and "137" in job["msg"], job["msg"]
@@ -160,9 +155,8 @@ def test_a_worker_killed_mid_run_is_reported_with_its_events_and_the_launcher_lo
     assert "killed-worker-1" in failed, job["failed_pods"]
     assert any(event["reason"] == "Started" for event in failed["killed-worker-1"]["events"]), failed
     assert "Iter #" in job["launcher_log"], job["launcher_log"][-2000:]
-    sys.stderr.write("worker killed: the pod's status changed, then the task returned %.1f s later\n"
-                     % (returned - status_changed))
-    assert returned - status_changed < 10
+    sys.stderr.write("worker killed: the pod's status changed, then the task returned %.1f s later\n" % seconds)
+    assert seconds < 10
 
 
 def _control_plane(action):

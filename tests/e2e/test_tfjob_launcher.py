@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from gpuops_testlib.ansible_run import finish, start_playbook
+from gpuops_testlib.ansible_run import start_playbook
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    cache_env, controller_inventory, kubectl, read_pod, verify_training, wait_for, workload_image,
+    cache_env, controller_inventory, fault_mid_run, kubectl, read_pod, verify_training, wait_for, workload_image,
 )
 from main_job import KUBECONFIG
 
@@ -151,17 +151,12 @@ def _kill_worker_1(name):
 def test_a_worker_killed_mid_run_fails_the_tfjob_within_seconds_and_the_logs_are_kept(tfjob_namespace, tmp_path):
     inventory = _inventory(tmp_path / "killed.yml", "killed",
                            tfjob_launcher_command=LONG_BENCHMARK + ["--distribution", "tf_config"])
-    started = start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path))
     try:
-        wait_for(lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "killed-worker-1", check=False).stdout, 600,
-                 "worker 1's first iteration")
-        _kill_worker_1("killed")
-        killed = time.time()
-        run = finish(started, timeout=300)
-        returned = time.time()
+        run, seconds = fault_mid_run(start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path)),
+                                     lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "killed-worker-1",
+                                                                 check=False).stdout,
+                                     lambda: _kill_worker_1("killed"))
     finally:
-        if started[1].poll() is None:
-            started[1].kill()
         _delete("killed")
     assert run.rc != 0
     message = dict(run.failed())[FAIL_TASK]["msg"]
@@ -171,5 +166,5 @@ def test_a_worker_killed_mid_run_fails_the_tfjob_within_seconds_and_the_logs_are
     with open(str(kept_at), encoding="utf-8") as handle:
         kept = handle.read()
     assert "==== pod killed-worker-0 (worker 0) ====" in kept and "Rank 1 on killed-worker-1: Iter #" in kept
-    sys.stderr.write("tfjob launcher, worker killed: the task returned %.1f s later\n" % (returned - killed))
-    assert returned - killed < 30
+    sys.stderr.write("tfjob launcher, worker killed: the task returned %.1f s later\n" % seconds)
+    assert seconds < 30

@@ -16,7 +16,7 @@ import time
 
 import yaml
 
-from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, run_playbook, write_play
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, finish, run_playbook, write_play
 
 LAB_KUBECONFIG = os.path.join(CACHE_ROOT, "lab", "control-plane", "kubeconfig")
 NODE_CONTAINER_PREFIX = "gpuops-lab-"
@@ -102,6 +102,21 @@ def wait_for(predicate, timeout, what, interval=0.1):
             return value
         time.sleep(interval)
     raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
+
+
+def fault_mid_run(started, has_iterated, fault):
+    """For a playbook start_playbook started: wait (up to 600 s) until has_iterated() is true, then call
+    fault(), which returns once the fault shows. Returns the finished run and the seconds from the fault to
+    the playbook's end; the playbook never outlives this."""
+    try:
+        wait_for(has_iterated, 600, "the benchmark's first iteration")
+        fault()
+        faulted = time.time()
+        run = finish(started, timeout=300)
+        return run, time.time() - faulted
+    finally:
+        if started[1].poll() is None:
+            started[1].kill()
 
 
 def kill_worker(namespace, pod_name):

@@ -129,8 +129,8 @@ def test_a_tfjob_run_is_reported_from_its_replicas_logs(name):
     text = fixture(name)
     report = report_from_text(text, {"expect_ranks": 2})
     assert report["passed"] and report["complete"], report["failures"]
-    assert (report["device"], report["model"], report["batch_size"], report["ranks"]) == ("CPU", "small_cnn",
-                                                                                           batch_size, 2)
+    assert (report["device"], report["model"], report["batch_size"], report["ranks"]) == (
+        "CPU", "small_cnn", batch_size, 2)
     printed = sorted((int(rank), host, float(mean)) for rank, host, mean, _spread in RANK_RESULT.findall(text))
     assert [(item["rank"], item["host"], item["img_per_sec"]) for item in report["per_rank"]] == printed
     assert [item["host"] for item in report["per_rank"]] == hosts
