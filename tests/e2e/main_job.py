@@ -29,6 +29,9 @@ TWO_GPU_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-two-gpus.yml")
 VALIDATE_NODE_VARS = os.path.join(REPO_ROOT, "tests", "e2e", "playbooks", "validate_node_vars.yml")
 MPI_OPERATOR_MANIFEST = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow", "mpi-operator@" + pinned("mpi_operator"),
                                      "deploy", "v2beta1", "mpi-operator.yaml")
+TRAINING_OPERATOR_KUSTOMIZATION = os.path.join(CACHE_ROOT, "go", "mod", "github.com", "kubeflow",
+                                               "training-operator@" + pinned("training_operator"), "manifests",
+                                               "overlays", "standalone")
 CONTAINER_PREFIX = NODE_CONTAINER_PREFIX
 NETWORK = "gpuops-lab"
 LAUNCHERS = {"MPIJob": "mpijob-launcher", "SSH launcher": "training-gloo"}

@@ -25,8 +25,8 @@ from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_option
 from gpuops_testlib.lab_pods import controller_inventory
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
-    TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers, lab_kubectl_path, lab_network_exists,
-    lab_processes, listening_ports, workload_image,
+    TRAINING_OPERATOR_KUSTOMIZATION, TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers,
+    lab_kubectl_path, lab_network_exists, lab_processes, listening_ports, workload_image,
 )
 
 
@@ -203,6 +203,8 @@ def _check_run(example, extra_files=(), playbook="site.yml", tags="gpu_stack,mpi
         "gpuops_kubeconfig": KUBECONFIG,
         # The example's manifest URL is GitHub, out of reach here: the same release's file, from the Go module cache.
         "mpi_operator_manifest_src": MPI_OPERATOR_MANIFEST,
+        "training_operator_manifest_src": TRAINING_OPERATOR_KUSTOMIZATION,
+        "training_operator_kustomize_binary": lab_kubectl_path(),
         # Nothing reaches the example's hosts: no node stage, and the GPU values come from here, not nvidia-smi.
         "prepare_nodes_hosts": "no_host_in_this_check",
         "gpu_node_labels_gather_enabled": False,
@@ -280,6 +282,7 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
 
 NO_OPERATOR_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-no-operator.yml")
 SINGLE_NODE_POD_JOB = os.path.join(EXAMPLES, "jobs", "dgx-single-node-pod.yml")
+T4_TFJOB = os.path.join(EXAMPLES, "jobs", "t4-pool-tfjob.yml")
 
 
 def test_no_operator_example_plans_host_network_workers_on_port_22122_and_mpirun_over_them_creating_nothing(second_run):
@@ -317,6 +320,26 @@ def test_single_node_example_plans_horovodrun_on_the_eight_gpus_of_one_dgx_creat
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert pod["nodeSelector"] == {"kubernetes.io/hostname": "dgx-01"}
     assert "gpuops-dgx-01" not in kubectl("get", "jobs", "-A", "-o", "name").stdout
+
+
+def test_tfjob_example_plans_a_chief_four_t4_workers_and_two_parameter_servers_creating_nothing(second_run):
+    """The Training Operator the lab runs is the example's but for the controller's image (the lab's own build), and
+    the example's TFJob is planned."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    run, _report, results = _check_run("cloud-vms", (T4_TFJOB,), "site.yml", "training_operator,verify")
+    failures = [(task, result.get("msg")) for task, _host, result in results if result.get("failed")]
+    assert run.rc == 0 and not failures, "%s\n%s" % (failures, run.output[-3000:])
+    changed = [task for task, _host, result in results if result.get("changed") and "training_operator" in task]
+    assert changed == ["gpuops.cluster.training_operator : Apply the service account, the Service and the controller's "
+                       "Deployment"], changed
+    spec = _result(results, "Run the TFJob and wait until it succeeds (failing as soon as it cannot)")["tfjob"]["spec"]
+    replicas = spec["tfReplicaSpecs"]
+    assert dict((kind, replica["replicas"]) for kind, replica in replicas.items()) == {"Chief": 1, "Worker": 4, "PS": 2}
+    worker = replicas["Worker"]["template"]["spec"]
+    assert worker["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
+    assert worker["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert spec["runPolicy"]["cleanPodPolicy"] == "Running"
+    assert "resnet50-t4" not in kubectl("get", "tfjobs", "-A", "-o", "name").stdout
 
 
 def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_reach_the_verdict(second_run, tmp_path):
