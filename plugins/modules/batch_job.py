@@ -74,7 +74,8 @@ options:
     type: str
   command:
     description:
-      - The pod's command, as a list. Required with O(state=present).
+      - The pod's command, as a list. When not given, the image's own entrypoint and command run (a CUDA
+        sample image, say).
     type: list
     elements: str
   gpus:

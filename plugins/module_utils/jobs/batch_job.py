@@ -84,7 +84,9 @@ def _option_problems(params, gpu_resource):
     image, command = params.get("image"), params.get("command")
     if not isinstance(image, str) or not image.strip():
         problems.append("image is required (the benchmark's container image)")
-    if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
+    # No command runs the image's own (its entrypoint), as a CUDA sample image is made to be run.
+    if command is not None and (not isinstance(command, list) or not command
+                                or not all(isinstance(part, str) for part in command)):
         problems.append("command must be a non-empty list of strings, got {0!r}".format(command))
     problems.extend(pod_template.gpu_resource_problems(gpu_resource))
     problems.extend(pod_template.choice_problems(params, (("image_pull_policy", pod_template.IMAGE_PULL_POLICIES),)))
@@ -124,7 +126,7 @@ def build_batch_job(params):
         raise invalid(problems)
 
     pod = {"restartPolicy": "Never",
-           "containers": [pod_template.container(ROLE, params["image"], params["command"], env, resources,
+           "containers": [pod_template.container(ROLE, params["image"], params.get("command"), env, resources,
                                                  params.get("image_pull_policy"))]}
     if readiness_port:
         pod["containers"][0]["readinessProbe"] = pod_template.tcp_readiness_probe(readiness_port)

@@ -136,3 +136,10 @@ def test_a_port_beyond_65535_and_a_subdomain_that_is_no_label_are_refused():
         "readiness_port must be a TCP port (at most 65535), got 70000",
         "subdomain 'Not_A_Label' must be a DNS-1035 label (a headless Service's name)",
     ]
+
+
+def test_without_a_command_the_image_runs_its_own():
+    body = build_batch_job(dict(name="smoke", image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", gpus=1))
+    container = body["spec"]["template"]["spec"]["containers"][0]
+    assert "command" not in container
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
