@@ -9,18 +9,21 @@ GPUs than a node has, a worker killed mid-run), each reported within seconds wit
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 
 import pytest
 
-from gpuops_testlib.ansible_run import start_playbook
+from gpuops_testlib.ansible_run import ansible_env, mode_options, run_playbook, start_playbook
+from gpuops_testlib.lab_control_plane import LAB_INVENTORY
+from gpuops_testlib.versions import pinned
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
     cache_env, controller_inventory, fault_mid_run, kubectl, read_pod, verify_training, wait_for, workload_image,
 )
-from main_job import KUBECONFIG
+from main_job import KUBECONFIG, LAB_DIR, REPO_ROOT
 
 NAMESPACE = "e2e-tfjob"
 RUN_TASK = "Run the TFJob and wait until it succeeds (failing as soon as it cannot)"
@@ -106,6 +109,40 @@ def _delete(name):
     """Delete a TFJob and wait until its pods are gone: until then they hold their nodes' GPUs."""
     kubectl("delete", "tfjob", "-n", NAMESPACE, name, "--wait=true", check=False)
     wait_for(lambda: not _pods(name), 120, "the pods of TFJob %s to be gone" % name)
+
+
+def _deploy_training_operator(version):
+    return run_playbook(os.path.join(REPO_ROOT, "playbooks", "gpu_stack.yml"), LAB_INVENTORY,
+                        [json.dumps({"training_operator_version": version})], mode_options(tags="training_operator"),
+                        env=ansible_env(TMPDIR=os.path.join(LAB_DIR, "tmp")), timeout=600)
+
+
+def _operator_objects():
+    crd = json.loads(kubectl("get", "crd", "tfjobs.kubeflow.org", "-o", "json").stdout)
+    deployment = json.loads(kubectl("get", "deployment", "-n", "kubeflow", "training-operator", "-o", "json").stdout)
+    return crd, deployment
+
+
+def test_the_training_operator_is_applied_again_in_place_keeping_its_crds_and_jobs(tfjob_namespace):
+    """Another release over the installed one: the same kustomization under another version (the lab has one
+    release), so each object is patched in place, its version label with it, and the TFJobs stay."""
+    crd, deployment = _operator_objects()
+    jobs = kubectl("get", "tfjobs", "-n", NAMESPACE, "-o", "name").stdout.split()
+    try:
+        upgraded = _deploy_training_operator("v1.9.99-gpuops.1")
+        assert upgraded.rc == 0, upgraded.explain()
+        crd_after, deployment_after = _operator_objects()
+        assert (crd_after["metadata"]["uid"], deployment_after["metadata"]["uid"]) == (
+            crd["metadata"]["uid"], deployment["metadata"]["uid"])
+        for found in (crd_after, deployment_after):
+            assert found["metadata"]["labels"]["gpuops.io/training-operator-version"] == "v1.9.99-gpuops.1"
+        assert deployment_after["status"]["availableReplicas"] == 1
+        assert kubectl("get", "tfjobs", "-n", NAMESPACE, "-o", "name").stdout.split() == jobs
+    finally:
+        back = _deploy_training_operator(pinned("training_operator"))
+    assert back.rc == 0, back.explain()
+    assert _operator_objects()[0]["metadata"]["labels"]["gpuops.io/training-operator-version"] == \
+        pinned("training_operator")
 
 
 def test_a_tfjob_with_a_parameter_server_passes_the_verdict_with_every_workers_figures(tfjob_namespace, tmp_path):

@@ -329,3 +329,14 @@ def test_an_mpijob_result_keeps_its_launcher_log_and_has_no_replica_logs():
     result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings(wait=True))
     assert result["launcher_log_source"] == "pod/bench-launcher-x7k2p"
     assert "replica_logs" not in result and "master_log" not in result
+
+
+def test_all_workers_may_have_to_complete_for_the_job_to_succeed():
+    """Synchronous training's workers finish together: each one's log is whole only once all have completed."""
+    body = build_tfjob(dict(name="in-step", image="i", command=["python3", "bench.py"], workers=2,
+                            success_policy="AllWorkers"))
+    assert body["spec"]["successPolicy"] == "AllWorkers"
+    assert "successPolicy" not in build_tfjob(dict(name="ps", image="i", command=["python3"]))["spec"]
+    with pytest.raises(InvalidArgumentError) as refused:
+        build_tfjob(dict(name="x", image="i", command=["python3"], success_policy="AnyWorker"))
+    assert "success_policy must be one of AllWorkers, got 'AnyWorker'" in str(refused.value)
