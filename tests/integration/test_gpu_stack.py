@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from gpu_stack_harness import (
-    CHART_DIR, GPU_PRODUCT_LABEL, ansible_env, fake_node, helm_binary, mpi_operator_manifest, run_playbook,
-    seed_facts, unique, unreachable_kubeconfig, wait_for, write_inventory,
+    CHART_DIR, GPU_PRODUCT_LABEL, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, helm_binary, mpi_operator_manifest,
+    run_playbook, seed_facts, unique, unreachable_kubeconfig, wait_for, write_inventory,
 )
 from gpuops_testlib.versions import pinned
 
@@ -49,7 +49,7 @@ def stack(lab, tmp_path_factory):
     extra = {"gpuops_kubeconfig": lab.kubeconfig, "nvidia_device_plugin_namespace": namespace,
              "gpu_operator_namespace": namespace, "nvidia_device_plugin_wait_timeout": 180,
              "gpu_operator_wait_timeout": 180, "mpi_operator_manifest_src": mpi_operator_manifest(),
-             "mpi_operator_wait_timeout": 180}
+             "mpi_operator_wait_timeout": 180, **WITHOUT_GPU_VALIDATION}
     info = {"tmp": tmp, "gpu_nodes": gpu_nodes, "cpu_node": cpu_node, "namespace": namespace, "extra": extra,
             "inventory": write_inventory(str(tmp / "inventory.yml"), gpu_nodes),
             "env": ansible_env(str(tmp))}

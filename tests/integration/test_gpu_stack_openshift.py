@@ -22,7 +22,8 @@ import uuid
 import pytest
 
 from gpu_stack_harness import (
-    DATA_DIR, ansible_env, fake_node, mpi_operator_manifest, run_playbook, unique, wait_for, write_inventory,
+    DATA_DIR, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, mpi_operator_manifest, run_playbook, unique, wait_for,
+    write_inventory,
 )
 from gpuops_testlib.versions import pinned
 
@@ -119,7 +120,8 @@ def test_openshift_device_plugin_then_olm_operator_and_back(lab, openshift_apis,
     extra = {"gpuops_kubeconfig": lab.kubeconfig, "nvidia_device_plugin_namespace": plugin_ns,
              "nvidia_device_plugin_name": "%s-dp" % prefix, "gpu_operator_olm_namespace": olm_ns,
              "gpu_operator_cluster_policy_name": "%s-policy" % prefix, "nvidia_device_plugin_wait_timeout": 180,
-             "gpu_operator_wait_timeout": 120, "mpi_operator_manifest_src": mpi_operator_manifest()}
+             "gpu_operator_wait_timeout": 120, "mpi_operator_manifest_src": mpi_operator_manifest(),
+             **WITHOUT_GPU_VALIDATION}
     olm = FakeOlm(lab, olm_ns)
     try:
         # The device plugin on "OpenShift": the SCC for its service account, the namespace without a node selector.
