@@ -18,7 +18,7 @@ import pytest
 from gpuops_testlib.ansible_run import start_playbook
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    cache_env, controller_inventory, fault_mid_run, kubectl, verify_training, workload_image,
+    cache_env, controller_inventory, fault_mid_run, kubectl, module_namespace, verify_training, workload_image,
 )
 from main_job import KUBECONFIG
 
@@ -41,12 +41,7 @@ def _verify(tmp_path, name, options=(), **variables):
     return verify_training(tmp_path, _inventory(tmp_path / (name + ".yml"), name, **variables), options)
 
 
-# One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
-@pytest.fixture(name="job_namespace", scope="module")
-def _job_namespace(second_run):
-    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
-    yield
-    kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+_job_namespace = module_namespace("job_namespace", NAMESPACE)
 
 
 def _objects(name):

@@ -18,11 +18,12 @@ import pytest
 
 from gpuops_testlib.ansible_run import ansible_env, mode_options, run_playbook, start_playbook
 from gpuops_testlib.lab_control_plane import LAB_INVENTORY
-from gpuops_testlib.versions import pinned
 from gpuops_testlib.lab_pods import (
     LONG_BENCHMARK, NODE_CONTAINER_PREFIX, SHORT_BENCHMARK_ARGS, VERIFY_TRAINING, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON,
-    cache_env, controller_inventory, fault_mid_run, kubectl, read_pod, verify_training, wait_for, workload_image,
+    cache_env, controller_inventory, fault_mid_run, kubectl, module_namespace, read_pod, verify_training, wait_for,
+    workload_image,
 )
+from gpuops_testlib.versions import pinned
 from main_job import KUBECONFIG, LAB_DIR, REPO_ROOT
 
 NAMESPACE = "e2e-tfjob"
@@ -51,12 +52,7 @@ def _report(tmp_path, name):
         return json.load(handle)
 
 
-# One namespace for the module, deleted at its end: a namespace being deleted takes no new object.
-@pytest.fixture(name="tfjob_namespace", scope="module")
-def _tfjob_namespace(second_run):
-    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
-    yield
-    kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+_tfjob_namespace = module_namespace("tfjob_namespace", NAMESPACE)
 
 
 def _pods(name):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, finish, run_playbook, write_play
@@ -33,6 +34,17 @@ SHORT_BENCHMARK_ARGS = ["--framework", "tensorflow", "--device", "cpu", "--model
 WORKLOAD_PYTHON = "/opt/gpuops/venv/bin/python3"
 WORKLOAD_BENCHMARK = "/opt/gpuops/benchmark/gpuops_benchmark.py"
 VERIFY_TRAINING = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
+
+
+def module_namespace(fixture_name, namespace):
+    """A module-scoped fixture, named fixture_name, that asserts the lab is up (second_run) and deletes the namespace
+    at the module's end: a namespace being deleted takes no new object, so one serves the whole module."""
+    @pytest.fixture(name=fixture_name, scope="module")
+    def _namespace(second_run):
+        assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+        yield
+        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+    return _namespace
 
 
 def controller_inventory(path, variables):
