@@ -16,11 +16,13 @@ import json
 import os
 import re
 
-# The per-GPU fields asked of nvidia-smi, in this order. mig.mode.current only exists in drivers
-# >= 450 (Ampere and later support MIG); older drivers reject the whole query, so it is asked last
-# and dropped on retry.
-QUERY_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id", "mig.mode.current")
-QUERY_FIELDS_WITHOUT_MIG = QUERY_FIELDS[:-1]
+# The per-GPU fields asked of nvidia-smi, in this order: those every driver knows, then those that older
+# drivers do not, oldest first: mig.mode.current since 450 (MIG came with Ampere), compute_cap since 510.
+# A driver rejects the whole query for one field it does not know, naming that field; it is dropped and
+# the query asked again.
+REQUIRED_FIELDS = ("index", "name", "uuid", "memory.total", "driver_version", "pci.bus_id")
+OPTIONAL_FIELDS = ("mig.mode.current", "compute_cap")
+QUERY_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 
 # What nvidia-smi prints when there is nothing to report on: a clear "no GPU", not a failure.
 _NO_GPU_MARKERS = (
@@ -29,12 +31,15 @@ _NO_GPU_MARKERS = (
     "NVIDIA driver is not loaded",
     "Driver Not Loaded",
 )
-_UNKNOWN_FIELD_MARKER = "is not a valid field to query"
+_UNKNOWN_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
 
 _NOT_AVAILABLE = ("[N/A]", "N/A", "[Not Supported]", "Not Supported", "")
 _CUDA_VERSION_RE = re.compile(r"CUDA Version:\s*([0-9][0-9.]*)")
 _DRIVER_VERSION_RE = re.compile(r"Driver Version:\s*([0-9][0-9.]*)")
 _NVLINK_RE = re.compile(r"^NV(\d+)$")
+_COMPUTE_CAP_RE = re.compile(r"^\d+\.\d+$")
+# MIG modes of a GPU that has MIG; one without reports N/A, a driver older than MIG nothing.
+_MIG_MODES = ("Enabled", "Disabled")
 # Columns of `nvidia-smi topo -m` that are not devices; their titles contain spaces.
 _TOPO_TRAILING_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 # Connections that keep GPU-NIC traffic below the CPU's host bridge (GPUDirect RDMA friendly).
@@ -91,6 +96,12 @@ def parse_query_gpu(text, fields=QUERY_FIELDS):
         if index is None or memory is None:
             raise GpuFactsError(
                 "nvidia-smi --query-gpu: line {0} has a non-numeric index or memory.total: {1!r}".format(number, line))
+        compute_capability = _value(row.get("compute_cap", ""))
+        if compute_capability is not None and not _COMPUTE_CAP_RE.match(compute_capability):
+            raise GpuFactsError(
+                "nvidia-smi --query-gpu: line {0} has a compute_cap that is not major.minor: {1!r}".format(number, line))
+        # Drivers too old to know MIG: "unsupported"; GPUs without MIG: "N/A".
+        mig_mode = (_value(row["mig.mode.current"]) or "N/A") if "mig.mode.current" in row else "unsupported"
         gpus.append({
             "index": index,
             "name": row["name"],
@@ -98,8 +109,11 @@ def parse_query_gpu(text, fields=QUERY_FIELDS):
             "memory_mib": memory,
             "driver_version": _value(row["driver_version"]),
             "pci_bus_id": _value(row["pci.bus_id"]),
-            # Drivers too old to know MIG: "unsupported"; GPUs without MIG: "N/A".
-            "mig_mode": (_value(row["mig.mode.current"]) or "N/A") if "mig.mode.current" in row else "unsupported",
+            "mig_mode": mig_mode,
+            # A driver older than MIG cannot partition any GPU, as NVIDIA's GPU feature discovery also judges.
+            "mig_capable": mig_mode in _MIG_MODES,
+            # None where the driver is older than compute_cap (510): unknown, not guessed from the name.
+            "compute_capability": compute_capability,
         })
     return sorted(gpus, key=lambda gpu: gpu["index"])
 
@@ -221,12 +235,13 @@ def collect_gpu(run, nvidia_smi):
         return {"present": False, "reason": "nvidia-smi was not found on this host", "count": 0}
 
     fields = QUERY_FIELDS
-    query = [nvidia_smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
-    rc, out, err = run(query)
-    if rc != 0 and _UNKNOWN_FIELD_MARKER in (out + err):
-        fields = QUERY_FIELDS_WITHOUT_MIG
+    while True:
         query = [nvidia_smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
         rc, out, err = run(query)
+        rejected = _UNKNOWN_FIELD_RE.search(out + err) if rc != 0 else None
+        if rejected is None or rejected.group(1) not in OPTIONAL_FIELDS or rejected.group(1) not in fields:
+            break
+        fields = tuple(field for field in fields if field != rejected.group(1))
     message = (out + "\n" + err).strip()
     if any(marker in message for marker in _NO_GPU_MARKERS):
         return {"present": False, "reason": "nvidia-smi: " + message.splitlines()[0].strip(), "count": 0}
@@ -270,6 +285,9 @@ def collect_gpu(run, nvidia_smi):
         "driver_version": gpus[0]["driver_version"] or versions["driver_version"],
         "cuda_version": versions["cuda_version"],
         "mig_mode": mig_modes.pop() if len(mig_modes) == 1 else "mixed",
+        "mig_capable": any(gpu["mig_capable"] for gpu in gpus),
+        # The GPU that product names, as GPU feature discovery labels one device's capability.
+        "compute_capability": gpus[0]["compute_capability"],
         "nvlink": any(gpu["nvlink"] for gpu in gpus),
         "nvlink_max_links": max(nvlink_counts) if nvlink_counts else 0,
         "topology_nics": topology_nics,

@@ -16,6 +16,9 @@ author:
 description:
   - Runs C(nvidia-smi --query-gpu=... --format=csv,noheader,nounits), plain C(nvidia-smi) (for the
     CUDA version) and C(nvidia-smi topo -m) (NVLink, CPU and NUMA affinity, NICs near each GPU).
+  - The query asks for C(mig.mode.current) (drivers 450 and later) and C(compute_cap) (510 and later); where
+    the driver rejects one of them it is asked again without it, and what it would have told is reported
+    as unknown (C(compute_capability=null), C(mig_mode=unsupported)).
   - Reads hugepage counts from C(/proc/meminfo) and C(/sys/kernel/mm/hugepages).
   - Lists network interfaces from C(/sys/class/net), with addresses from C(ip -j addr) where iproute2
     is installed.
@@ -82,9 +85,12 @@ ansible_facts:
       description:
         - GPUs on the host. Without GPUs only C(present), C(reason) and C(count) are set.
         - C(mig_mode) is V(Enabled), V(Disabled), V(N/A) (GPU without MIG), V(unsupported) (driver older
-          than MIG) or V(mixed).
+          than MIG) or V(mixed). C(mig_capable) is true when any GPU has a MIG mode.
+        - C(compute_capability) is the first GPU's (the one C(product) names), V(9.0) for example; null where
+          the driver is older than 510.
         - Each item of C(gpus) has C(index), C(name), C(uuid), C(memory_mib), C(driver_version),
-          C(pci_bus_id), C(mig_mode), C(nvlink), C(nvlink_peers) (peer to link count), C(cpu_affinity),
+          C(pci_bus_id), C(mig_mode), C(mig_capable), C(compute_capability), C(nvlink), C(nvlink_peers) (peer
+          to link count), C(cpu_affinity),
           C(numa_affinity), C(nearest_nics) (NICs behind the same PCIe switch) and C(links) (the topology row).
       returned: when O(gather) contains V(gpu)
       type: dict
@@ -99,6 +105,8 @@ ansible_facts:
         driver_version: "535.129.03"
         cuda_version: "12.2"
         mig_mode: Disabled
+        mig_capable: true
+        compute_capability: "8.0"
         nvlink: true
         nvlink_max_links: 12
         topology_nics: [{name: mlx5_0, gpu_links: {GPU0: PXB, GPU1: PXB}}]

@@ -1,4 +1,4 @@
-"""The GPU stack roles' input checks and the device plugin's DaemonSet, without a cluster.
+"""The GPU stack roles' input checks, the GPU node labels and the device plugin's DaemonSet, without a cluster.
 
 Each case is its own task list, run as a host of one ansible-playbook run on localhost
 (gpuops_testlib.role_cases.run_task_cases): the roles' validate.yml (which must not need the API) with bad
@@ -60,6 +60,23 @@ DRIVER_FACTS = [
 DISAGREEING_HOSTS = {"dgx1": gpu("550.90.07"), "plain1": gpu(reason="nvidia-smi not found")}
 
 
+# An H100 host's gpuops_gpu fact, the parts the labels read.
+H100_FACTS = {"present": True, "count": 8, "product_label": "NVIDIA-H100-80GB-HBM3", "memory_mib": 81559,
+              "compute_capability": "9.0", "driver_version": "535.129.03", "cuda_version": "12.2", "mig_capable": True}
+BASE_LABELS = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+               "nvidia.com/gpu.count": "8"}
+
+
+def labels_case(facts=None, **host_vars):
+    """gpu_node_labels' checks and its labels task, on a host with the given gpuops_gpu fact and variables."""
+    tasks = [{"name": "Gathered", "ansible.builtin.set_fact": {"gpuops_gpu": facts}}] if facts else []
+    include = {"name": "gpuops.cluster.gpu_node_labels", "tasks_from": "labels.yml"}
+    tasks = tasks + validate("gpu_node_labels") + [
+        {"name": "Labels", "ansible.builtin.include_role": include},
+        {"name": "Show", "ansible.builtin.debug": {"var": "__gpu_node_labels_entry"}}]
+    return tasks, dict({"gpu_node_labels_openshift": False}, **host_vars)
+
+
 def driver_case(facts):
     tasks, host_vars = gpu_host_facts(facts)
     tasks = tasks + validate("gpu_operator") + [
@@ -83,6 +100,14 @@ CASES = {
     "daemonset_eight_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True,
                                                         "nvidia_device_plugin_time_slicing_replicas": 8,
                                                         "nvidia_device_plugin_mig_strategy": "single"}),
+    # The lab's inventory: no gathering, product and count from the inventory, nothing more.
+    "labels_lab": labels_case(gpu_node_labels_gather_enabled=False, gpu_node_labels_gpu_count="8",
+                              gpu_node_labels_gpu_product="NVIDIA H100 80GB HBM3"),
+    "labels_device_plugin": labels_case(H100_FACTS),
+    "labels_gpu_operator": labels_case(H100_FACTS, gpuops_gpu_stack="gpu_operator"),
+    "labels_absent_gfd_managed": labels_case(gpu_node_labels_state="absent", gpu_node_labels_gfd_managed=True),
+    "labels_bad_switch": labels_case(H100_FACTS, gpu_node_labels_gfd_managed="sometimes"),
+    "labels_bad_facts": labels_case(dict(H100_FACTS, compute_capability="9")),
 }
 CASES.update(("driver_%d" % index, driver_case(facts)) for index, (facts, _expected, _id) in enumerate(DRIVER_FACTS))
 GPU_HOSTS = sorted(set(host for facts, _expected, _id in DRIVER_FACTS for host in facts) | set(DISAGREEING_HOSTS))
@@ -180,3 +205,43 @@ def test_daemonset_with_time_slicing_mounts_its_config_and_rolls_on_change(ran):
     checksum = "gpuops.io/config-sha256"
     assert four["spec"]["template"]["metadata"]["annotations"][checksum] != \
         eight["spec"]["template"]["metadata"]["annotations"][checksum]
+
+
+def entry(ran, name):
+    rc, results = play(ran, name)
+    assert rc == 0, results
+    return results[-1][1]["__gpu_node_labels_entry"]
+
+
+def test_lab_inventory_labels_only_what_it_knows(ran):
+    assert entry(ran, "labels_lab") == {"name": "labels_lab", "labels": BASE_LABELS, "taints": []}
+
+
+def test_device_plugin_path_adds_gfd_labels_from_the_facts(ran):
+    labels = entry(ran, "labels_device_plugin")["labels"]
+    assert dict((key, labels[key]) for key in BASE_LABELS) == BASE_LABELS
+    assert labels["nvidia.com/gpu.family"] == "hopper"
+    assert labels["nvidia.com/cuda.driver-version.full"] == "535.129.03"
+    assert labels["nvidia.com/mig.capable"] == "true"
+    assert len(labels) == 15
+
+
+def test_gpu_operator_path_leaves_gfd_labels_to_gfd(ran):
+    assert entry(ran, "labels_gpu_operator")["labels"] == BASE_LABELS
+
+
+def test_absent_where_gfd_runs_removes_only_the_roles_own_labels(ran):
+    assert sorted(entry(ran, "labels_absent_gfd_managed")["labels"]) == [
+        "nvidia.com/gpu.count", "nvidia.com/gpu.present", "nvidia.com/gpu.product", "openshift.com/gpu-accelerator"]
+
+
+def test_gfd_switch_must_be_a_boolean(ran):
+    rc, results = play(ran, "labels_bad_switch")
+    assert rc != 0
+    assert failure(results) == "labels_bad_switch: gpu_node_labels_gfd_managed must be true or false, got 'sometimes'"
+
+
+def test_facts_that_cannot_be_understood_fail_naming_the_value(ran):
+    rc, results = play(ran, "labels_bad_facts")
+    assert rc != 0
+    assert "gpu_node_labels: gpuops_gpu.compute_capability must be major.minor, got '9'" in failure(results)

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_facts import (
-    QUERY_FIELDS_WITHOUT_MIG,
+    REQUIRED_FIELDS,
     GpuFactsError,
     collect_gpu,
     collect_hugepages,
@@ -24,46 +24,20 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.gpu_facts import (
     parse_topo_matrix,
     product_label_value,
 )
-
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "nvidia_smi")
-
-
-def fixture(system, name):
-    with open(os.path.join(FIXTURES, system, name)) as handle:
-        return handle.read()
-
-
-class RecordedSmi(object):
-    """Answers run(argv) from a system's recorded outputs and remembers what was asked."""
-
-    def __init__(self, system, mig_field_known=True):
-        self.system = system
-        self.mig_field_known = mig_field_known
-        self.calls = []
-
-    def __call__(self, argv):
-        self.calls.append(list(argv))
-        if argv[1:] == ["topo", "-m"]:
-            return 0, fixture(self.system, "topo.txt"), ""
-        if len(argv) == 1:
-            return 0, fixture(self.system, "nvidia_smi.txt"), ""
-        if argv[1].startswith("--query-gpu="):
-            if "mig.mode.current" in argv[1] and not self.mig_field_known:
-                return 2, fixture(self.system, "query_mig_rejected.txt"), ""
-            return 0, fixture(self.system, "query.csv"), ""
-        raise AssertionError("unexpected command {0}".format(argv))
+from gpuops_testlib.recorded_smi import RecordedSmi, fixture
 
 
 # --------------------------------------------------------------------------------- whole systems
 
 
-def test_v100_dgx1_old_driver_retries_without_mig_field():
-    run = RecordedSmi("v100_dgx1", mig_field_known=False)
+def test_v100_dgx1_old_driver_retries_without_mig_and_compute_cap_fields():
+    run = RecordedSmi("v100_dgx1")
     facts = collect_gpu(run, "/usr/bin/nvidia-smi")
 
-    queries = [call[1] for call in run.calls if len(call) > 1 and call[1].startswith("--query-gpu=")]
-    assert len(queries) == 2
+    queries = run.queries()
+    assert len(queries) == 3
     assert "mig.mode.current" in queries[0] and "mig.mode.current" not in queries[1]
+    assert "compute_cap" in queries[1] and queries[2] == "--query-gpu=" + ",".join(REQUIRED_FIELDS)
     assert facts["present"] is True
     assert facts["count"] == 8
     assert facts["product"] == "Tesla V100-SXM2-16GB"
@@ -73,6 +47,10 @@ def test_v100_dgx1_old_driver_retries_without_mig_field():
     assert facts["driver_version"] == "418.116.00"
     assert facts["cuda_version"] == "10.1"
     assert facts["mig_mode"] == "unsupported"
+    # A driver older than MIG partitions nothing; one older than compute_cap leaves 7.0 unknown.
+    assert facts["mig_capable"] is False
+    assert facts["compute_capability"] is None
+    assert {gpu["compute_capability"] for gpu in facts["gpus"]} == {None}
     assert facts["nvlink"] is True
     assert facts["nvlink_max_links"] == 2
     gpu0 = facts["gpus"][0]
@@ -91,8 +69,13 @@ def test_v100_dgx1_old_driver_retries_without_mig_field():
 
 
 def test_a100_dgx_nvswitch():
-    facts = collect_gpu(RecordedSmi("a100_dgx"), "/usr/bin/nvidia-smi")
+    run = RecordedSmi("a100_dgx")
+    facts = collect_gpu(run, "/usr/bin/nvidia-smi")
 
+    # Driver 470 knows MIG but not compute_cap: asked again without it.
+    assert [query.endswith(",compute_cap") for query in run.queries()] == [True, False]
+    assert facts["mig_capable"] is True
+    assert facts["compute_capability"] is None
     assert facts["count"] == 8
     assert facts["products"] == ["NVIDIA A100-SXM4-40GB"]
     assert facts["product_label"] == "NVIDIA-A100-SXM4-40GB"
@@ -123,6 +106,9 @@ def test_h100_hgx_nv18():
     assert facts["memory_mib"] == 81559
     assert facts["driver_version"] == "535.129.03"
     assert facts["cuda_version"] == "12.2"
+    assert facts["compute_capability"] == "9.0"
+    assert {gpu["compute_capability"] for gpu in facts["gpus"]} == {"9.0"}
+    assert facts["mig_capable"] is True
     assert facts["nvlink_max_links"] == 18
     assert [gpu["nearest_nics"] for gpu in facts["gpus"]] == [["mlx5_%d" % i] for i in range(8)]
     assert facts["gpus"][4]["numa_affinity"] == "1"
@@ -132,12 +118,16 @@ def test_h100_hgx_nv18():
 
 
 def test_t4_single_pcie_without_nvlink():
-    facts = collect_gpu(RecordedSmi("t4_pcie"), "/usr/bin/nvidia-smi")
+    run = RecordedSmi("t4_pcie")
+    facts = collect_gpu(run, "/usr/bin/nvidia-smi")
 
+    assert len(run.queries()) == 1
     assert facts["count"] == 1
     assert facts["product"] == "Tesla T4"
     assert facts["memory_mib"] == 15360
+    assert facts["compute_capability"] == "7.5"
     assert facts["mig_mode"] == "N/A"
+    assert facts["mig_capable"] is False
     assert facts["nvlink"] is False
     assert facts["nvlink_max_links"] == 0
     gpu = facts["gpus"][0]
@@ -191,25 +181,50 @@ def test_empty_query_output_is_a_no_gpu_result():
 
 
 def test_query_with_wrong_field_count_names_the_line():
-    with pytest.raises(GpuFactsError, match=r"line 2 has 3 field\(s\), expected 7"):
+    with pytest.raises(GpuFactsError, match=r"line 2 has 3 field\(s\), expected 8"):
         parse_query_gpu(fixture("t4_pcie", "query.csv") + "1, Tesla T4, oops\n")
 
 
 def test_query_with_non_numeric_memory_is_rejected():
-    line = "0, Tesla T4, GPU-x, lots, 535.104.05, 00000000:3B:00.0, [N/A]\n"
+    line = "0, Tesla T4, GPU-x, lots, 535.104.05, 00000000:3B:00.0, [N/A], 7.5\n"
     with pytest.raises(GpuFactsError, match="non-numeric index or memory.total"):
         parse_query_gpu(line)
 
 
+@pytest.mark.parametrize("compute_cap", ["7", "7.5.1", "sm_75", "Turing"])
+def test_query_with_a_compute_cap_that_is_not_major_minor_is_rejected(compute_cap):
+    line = "0, Tesla T4, GPU-x, 15360, 535.104.05, 00000000:3B:00.0, [N/A], %s\n" % compute_cap
+    with pytest.raises(GpuFactsError, match="line 1 has a compute_cap that is not major.minor"):
+        parse_query_gpu(line)
+
+
+def test_query_with_compute_cap_not_available_leaves_it_unknown():
+    line = "0, Tesla T4, GPU-x, 15360, 535.104.05, 00000000:3B:00.0, [N/A], [N/A]\n"
+    assert parse_query_gpu(line)[0]["compute_capability"] is None
+
+
 def test_query_without_mig_field_marks_mig_unsupported():
-    gpus = parse_query_gpu(fixture("v100_dgx1", "query.csv"), QUERY_FIELDS_WITHOUT_MIG)
+    gpus = parse_query_gpu(fixture("v100_dgx1", "query.csv"), REQUIRED_FIELDS)
     assert [gpu["index"] for gpu in gpus] == list(range(8))
     assert {gpu["mig_mode"] for gpu in gpus} == {"unsupported"}
+    assert {gpu["mig_capable"] for gpu in gpus} == {False}
+
+
+def test_a_rejected_field_the_module_needs_is_not_dropped_but_reported():
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        return 2, 'Field "pci.bus_id" is not a valid field to query.\n', ""
+
+    with pytest.raises(GpuFactsError, match=r'failed \(rc=2\): Field "pci.bus_id" is not a valid field'):
+        collect_gpu(run, "nvidia-smi")
+    assert len(calls) == 1
 
 
 def test_mixed_mig_modes_are_reported_as_mixed():
-    query = ("0, NVIDIA A100-SXM4-80GB, GPU-a, 81920, 535.129.03, 00000000:07:00.0, Enabled\n"
-             "1, NVIDIA A100-SXM4-80GB, GPU-b, 81920, 535.129.03, 00000000:0F:00.0, Disabled\n")
+    query = ("0, NVIDIA A100-SXM4-80GB, GPU-a, 81920, 535.129.03, 00000000:07:00.0, Enabled, 8.0\n"
+             "1, NVIDIA A100-SXM4-80GB, GPU-b, 81920, 535.129.03, 00000000:0F:00.0, Disabled, 8.0\n")
     topo = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV12\t0-63\nGPU1\tNV12\t X \t0-63\n"
 
     def run(argv):
@@ -222,6 +237,8 @@ def test_mixed_mig_modes_are_reported_as_mixed():
     facts = collect_gpu(run, "nvidia-smi")
     assert facts["mig_mode"] == "mixed"
     assert [gpu["mig_mode"] for gpu in facts["gpus"]] == ["Enabled", "Disabled"]
+    assert facts["mig_capable"] is True
+    assert facts["compute_capability"] == "8.0"
 
 
 def test_topology_without_header_is_rejected():

@@ -69,6 +69,9 @@ def test_h100_facts_through_the_module(monkeypatch):
     gpu = result["ansible_facts"]["gpuops_gpu"]
     assert gpu["present"] is True
     assert (gpu["count"], gpu["product"], gpu["cuda_version"], gpu["nvlink"]) == (8, "NVIDIA H100 80GB HBM3", "12.2", True)
+    assert (gpu["compute_capability"], gpu["mig_capable"]) == ("9.0", True)
+    assert calls[0][0][1] == ("--query-gpu=index,name,uuid,memory.total,driver_version,pci.bus_id,"
+                              "mig.mode.current,compute_cap")
     assert set(result["ansible_facts"]) == {"gpuops_gpu"}
     # A list argv, never a shell string, and a C locale so the parsers see the English messages.
     assert calls[0][0][0] == "/usr/bin/nvidia-smi"
@@ -92,7 +95,7 @@ def test_malformed_output_fails_the_task_with_the_reason(monkeypatch):
 
     failed, result = run_module(monkeypatch, {"gather": ["gpu"]}, run, {"nvidia-smi": "/usr/bin/nvidia-smi"})
     assert failed is True
-    assert "line 1 has 2 field(s), expected 7" in result["msg"]
+    assert "line 1 has 2 field(s), expected 8" in result["msg"]
 
 
 def test_nvidia_smi_path_that_is_not_executable_fails(monkeypatch, tmp_path):
