@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Checks every input of the roles a run will take on this host, before anything changes.
+
+For each role: its meta/argument_specs.yml converts the values as users give them (strings from -e
+and INI inventories included) and names those of the wrong type or choice; then the rules of its
+meta/input_rules.yml are evaluated with the converted values. All problems come at once, one line
+each. The wording and conversion live in module_utils/inputs; this file gathers values and runs Jinja.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+from collections import ChainMap
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+from ansible.plugins.loader import lookup_loader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
+    SITE_OPTIONS, SITE_RULES, STAGES, parts_to_check,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import NOT_SET, Problem, convert_all
+
+_COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+_ROLE_PREFIX = "gpuops.cluster."
+
+
+class _Role:
+    """What one role's files say of its inputs: options, defaults and rules."""
+
+    def __init__(self, loader, name):
+        self.name = name[len(_ROLE_PREFIX):] if name.startswith(_ROLE_PREFIX) else name
+        root = os.path.join(_COLLECTION_ROOT, "roles", self.name)
+        if not os.path.isdir(root):
+            raise AnsibleError("gpuops.cluster.check_inputs: no role {0} in this collection".format(name))
+        specs = self._load(loader, os.path.join(root, "meta", "argument_specs.yml")) or {}
+        self.options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        self.defaults = self._load(loader, os.path.join(root, "defaults", "main.yml")) or {}
+        self.rules = self._load(loader, os.path.join(root, "meta", "input_rules.yml")) or []
+
+    @staticmethod
+    def _load(loader, path):
+        # The collection's own files: templates there are as trusted as a role's defaults.
+        return loader.load_from_file(path, trusted_as_template=True) if os.path.exists(path) else None
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("stages", "roles"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        _, args = self.validate_argument_spec(
+            argument_spec={
+                "stages": {"type": "list", "elements": "str", "choices": list(STAGES)},
+                "roles": {"type": "list", "elements": "str"},
+            },
+            mutually_exclusive=[("stages", "roles")],
+            required_one_of=[("stages", "roles")],
+        )
+        task_vars = task_vars or {}
+        problems, checked = self._check(args, task_vars)
+        result.update(changed=False, checked=checked, problems=[problem.line() for problem in problems])
+        if problems:
+            result["failed"] = True
+            result["msg"] = "{0} input{1} to fix before anything changes on {2}:\n{3}".format(
+                len(problems), "" if len(problems) == 1 else "s", task_vars.get("inventory_hostname", "this host"),
+                "\n".join(result["problems"]))
+        else:
+            result["msg"] = "every input of {0} is as expected".format(", ".join(checked) or "nothing (no stage runs here)")
+        return result
+
+    def _check(self, args, task_vars):
+        if args["roles"]:
+            roles = [_Role(self._loader, name) for name in args["roles"]]
+            return self._check_roles(roles, [], {}, task_vars)
+        defaults = dict((name, option.get("default")) for name, option in SITE_OPTIONS.items())
+        site, problems = self._converted(SITE_OPTIONS, ChainMap(task_vars, defaults))
+        if problems:
+            # Which roles run depends on these; the rest is checked once they are right.
+            return problems, ["the playbooks' own variables"]
+        parts = parts_to_check(args["stages"], site, task_vars.get("ansible_run_tags") or ["all"],
+                               task_vars.get("ansible_skip_tags") or [])
+        here = task_vars.get("inventory_hostname")
+        roles = [_Role(self._loader, part.role) for part in parts
+                 if here in self._hosts_of(part.hosts_pattern(task_vars), task_vars)]
+        return self._check_roles(roles, SITE_RULES, site, task_vars, site_checked=True)
+
+    def _hosts_of(self, pattern, task_vars):
+        pattern = self._templar.template(pattern)
+        lookup = lookup_loader.get("ansible.builtin.inventory_hostnames", loader=self._loader, templar=self._templar)
+        return lookup.run([pattern], variables=task_vars)
+
+    def _converted(self, options, variables):
+        templar = Templar(loader=self._loader, variables=variables)
+        values, problems = {}, []
+        for name in options:
+            if name in variables:
+                try:
+                    values[name] = templar.template(variables[name])
+                except AnsibleError as error:
+                    # default(omit) in a role's defaults: the role passes nothing, so nothing is set.
+                    if "Omit" not in str(error):
+                        problems.append(Problem([(name, variables[name])], "a value that can be worked out ({0})".format(
+                            str(error).splitlines()[0])))
+        converted, wrong = convert_all(options, values)
+        return converted, problems + wrong
+
+    def _check_roles(self, roles, extra_rules, site, task_vars, site_checked=False):
+        # An option nobody set and no default gives is null, as an argument spec leaves it.
+        unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
+        variables = ChainMap(site, task_vars, *[role.defaults for role in roles] + [unset])
+        problems, converted = [], dict(site)
+        for role in roles:
+            role_values, role_problems = self._converted(role.options, variables)
+            converted.update(role_values)
+            problems.extend(role_problems)
+        wrong_types = bool(problems)
+        templar = Templar(loader=self._loader, variables=ChainMap(converted, variables))
+        for rule in list(extra_rules) + [rule for role in roles for rule in role.rules]:
+            try:
+                problem = self._broken(rule, templar)
+            except AnsibleError:
+                # A rule over a value of the wrong type cannot be worked out; that value is reported already.
+                if wrong_types:
+                    continue
+                raise
+            if problem is not None:
+                problems.append(problem)
+        checked = (["the playbooks' own variables"] if site_checked else []) + [role.name for role in roles]
+        return problems, checked
+
+    @staticmethod
+    def _broken(rule, templar):
+        """The Problem a rule finds, or None: ``when`` gates it, ``that`` must hold."""
+        names = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+        # The rules are the collection's own (its roles' files and module_utils), as trusted as its tasks.
+        if "when" in rule and not templar.evaluate_conditional(trust_as_template(rule["when"])):
+            return None
+        if templar.evaluate_conditional(trust_as_template(rule["that"])):
+            return None
+        values = [(name, templar.available_variables.get(name, NOT_SET)) for name in names]
+        values = [(name, templar.template(value) if value is not NOT_SET else value) for name, value in values]
+        return Problem(values, templar.template(trust_as_template(rule["expected"])), secret=bool(rule.get("secret")))

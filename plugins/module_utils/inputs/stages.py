@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Which roles a run will take, on which hosts, under which tags: what the input check must cover.
+
+This mirrors the plays of prepare_nodes.yml (stage ``nodes``), gpu_stack.yml (``gpu_stack``) and
+verify_training.yml (``verify``): the host variable of each play, the tags of each role as site.yml
+gives them, and the variables that choose between roles. A play that changes there changes here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+STAGES = ("nodes", "gpu_stack", "verify")
+
+LAUNCHERS = ("mpijob", "tfjob", "pod", "job", "ssh")
+
+# The variables the playbooks read themselves (not one role's), as an argument spec's options.
+SITE_OPTIONS = {
+    "gpuops_launcher": {"type": "str", "choices": list(LAUNCHERS), "default": "mpijob"},
+    "gpuops_gpu_stack": {"type": "str", "choices": ["device_plugin", "gpu_operator"], "default": "device_plugin"},
+    "gpuops_training_operator": {"type": "bool", "default": False},
+    "gpuops_gpu_validation": {"type": "bool", "default": True},
+    "gpuops_training_expect_ranks": {"type": "int"},
+    "gpuops_training_min_img_per_sec_per_device": {"type": "float"},
+    "gpuops_training_baseline_img_per_sec": {"type": "float"},
+    "gpuops_training_min_scaling_efficiency": {"type": "float"},
+    "gpuops_training_chart_enabled": {"type": "bool"},
+    "gpuops_training_require_transport": {"type": "raw"},
+}
+
+SITE_RULES = [
+    {"variable": "gpuops_training_expect_ranks", "that": "gpuops_training_expect_ranks >= 1",
+     "expected": "a number of ranks, 1 or more", "when": "gpuops_training_expect_ranks is not none"},
+    {"variable": "gpuops_training_min_scaling_efficiency",
+     "that": "0 < gpuops_training_min_scaling_efficiency <= 1",
+     "expected": "a share above 0 and at most 1, such as 0.9",
+     "when": "gpuops_training_min_scaling_efficiency is not none"},
+    {"variable": "gpuops_training_min_img_per_sec_per_device", "that": "gpuops_training_min_img_per_sec_per_device > 0",
+     "expected": "images per second above 0", "when": "gpuops_training_min_img_per_sec_per_device is not none"},
+    {"variable": "gpuops_training_baseline_img_per_sec", "that": "gpuops_training_baseline_img_per_sec > 0",
+     "expected": "images per second above 0", "when": "gpuops_training_baseline_img_per_sec is not none"},
+]
+
+
+class Part:
+    """One role a stage runs: on the hosts of a variable (or localhost), under tags, when chosen."""
+
+    def __init__(self, role, stage, tags, hosts_variable=None, chosen=None):
+        self.role = role
+        self.stage = stage
+        self.tags = frozenset(tags)
+        self.hosts_variable = hosts_variable
+        self.chosen = chosen or (lambda site: True)
+
+    def hosts_pattern(self, variables):
+        """The host pattern of the part's play, as the play works it out."""
+        if self.hosts_variable is None:
+            return "localhost"
+        return variables.get(self.hosts_variable) or "gpu_nodes"
+
+    def runs_under(self, run_tags, skip_tags):
+        """Whether Ansible runs a task with the part's tags under --tags and --skip-tags."""
+        if self.tags & set(skip_tags) or ("tagged" in skip_tags):
+            return False
+        return "all" in run_tags or "tagged" in run_tags or bool(self.tags & set(run_tags))
+
+
+def _launcher(name):
+    return lambda site: site.get("gpuops_launcher", "mpijob") == name
+
+
+PARTS = (
+    Part("nvidia_driver", "nodes", ("nodes", "nvidia_driver"), "prepare_nodes_hosts"),
+    Part("hugepages", "nodes", ("nodes", "hugepages"), "prepare_nodes_hosts"),
+    Part("gpu_network", "nodes", ("nodes", "gpu_network"), "prepare_nodes_hosts"),
+    Part("gpu_node_labels", "gpu_stack", ("gpu_stack", "gpu_node_labels"), "gpuops_gpu_hosts"),
+    # Both stacks are checked whichever is chosen: the other one is removed with its own variables.
+    Part("nvidia_device_plugin", "gpu_stack", ("gpu_stack", "nvidia_device_plugin")),
+    Part("gpu_operator", "gpu_stack", ("gpu_stack", "gpu_operator")),
+    Part("gpu_validation", "gpu_stack", ("gpu_stack", "gpu_validation"),
+         chosen=lambda site: site.get("gpuops_gpu_validation", True)),
+    Part("mpi_operator", "gpu_stack", ("mpi_operator",)),
+    Part("training_operator", "gpu_stack", ("training_operator",),
+         chosen=lambda site: site.get("gpuops_training_operator", False)),
+    Part("training_benchmark", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
+    Part("ssh_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
+    Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
+    Part("tfjob_launcher", "verify", ("verify",), chosen=_launcher("tfjob")),
+    Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
+    Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
+)
+
+
+def parts_to_check(stages, site, run_tags=("all",), skip_tags=()):
+    """The parts of ``stages`` that this run takes, given the converted site variables and the tags."""
+    return [part for part in PARTS
+            if part.stage in stages and part.runs_under(run_tags, skip_tags) and part.chosen(site)]
