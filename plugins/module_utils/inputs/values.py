@@ -21,15 +21,16 @@ from ansible.module_utils.common.validation import (
     check_type_raw, check_type_str,
 )
 
+# Each type: its converter, what one value is, and what several are (a list's elements).
 _CONVERTERS = {
-    "str": (check_type_str, "a string"),
-    "path": (check_type_path, "a path"),
-    "int": (check_type_int, "a whole number"),
-    "float": (check_type_float, "a number"),
-    "bool": (check_type_bool, "true or false"),
-    "list": (check_type_list, "a list"),
-    "dict": (check_type_dict, "a mapping"),
-    "raw": (check_type_raw, "any value"),
+    "str": (check_type_str, "a string", "strings"),
+    "path": (check_type_path, "a path", "paths"),
+    "int": (check_type_int, "a whole number", "whole numbers"),
+    "float": (check_type_float, "a number", "numbers"),
+    "bool": (check_type_bool, "true or false", "booleans"),
+    "list": (check_type_list, "a list", "lists"),
+    "dict": (check_type_dict, "a mapping", "mappings"),
+    "raw": (check_type_raw, "any value", "values"),
 }
 
 
@@ -83,14 +84,14 @@ def shown(value, secret=False):
 
 def _expected_type(option):
     kind = option.get("type", "str")
-    words = _CONVERTERS.get(kind, (None, kind))[1]
     if kind == "list" and option.get("elements"):
-        words = "a list of {0}".format(_CONVERTERS.get(option["elements"], (None, option["elements"]))[1])
-    return words
+        elements = option["elements"]
+        return "a list of {0}".format(_CONVERTERS.get(elements, (None, elements, elements))[2])
+    return _CONVERTERS.get(kind, (None, kind, kind))[1]
 
 
 def _convert_one(value, kind):
-    converter = _CONVERTERS.get(kind, (check_type_raw, None))[0]
+    converter = _CONVERTERS.get(kind, (check_type_raw,))[0]
     # A bool is an int to Python; a count or a port given as true is a mistake, not 1.
     if kind in ("int", "float") and isinstance(value, bool):
         raise TypeError("a boolean is not a number")
