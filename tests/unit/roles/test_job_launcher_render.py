@@ -67,5 +67,8 @@ def test_the_page_cache_drop_runs_before_sshd_replaces_the_shell(ran):
 def test_a_port_beyond_65535_is_refused_naming_the_variable_before_any_api_call(ran):
     result = ran["bad_port"]
     assert result.rc != 0
-    assert "job_launcher_ssh_port a port from 1 to 65535 (got '70000')" in result.failure_messages()[0]
+    [(task, failure)] = result.failed()
+    assert task == "Check the variables"
+    assert failure["problems"] == [
+        "job_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd"]
     assert result.results("Create the namespace when missing") == []

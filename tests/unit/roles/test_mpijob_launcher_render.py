@@ -1,5 +1,6 @@
 """The mpijob_launcher role's launch contract without a cluster: the launcher's and the workers' default
-commands rendered from the role's defaults and vars, and validate.yml refusing a bad SSH port.
+commands rendered from the role's defaults and vars, and validate.yml's input check refusing a bad SSH port
+(tests/unit/roles/test_input_rules_launchers.py checks the role's other inputs).
 
 Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
 The job these commands go into runs against the lab's API server in tests/integration/test_mpijob.py.
@@ -81,12 +82,16 @@ def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, 
                                     + PROGRAM)
 
 
-@pytest.mark.parametrize("case, shown", [("port_too_high", "65536"), ("port_not_a_number", "ssh")])
-def test_a_port_outside_1_to_65535_is_refused_naming_the_variable(ran, case, shown):
+@pytest.mark.parametrize("case, problem", [
+    ("port_too_high", "mpijob_launcher_ssh_port: got 65536; expected a port from 1 to 65535 for the workers' sshd"),
+    ("port_not_a_number", "mpijob_launcher_ssh_port: got 'ssh'; expected a whole number"),
+])
+def test_a_port_outside_1_to_65535_is_refused_naming_the_variable(ran, case, problem):
     result = ran[case]
     assert result.rc != 0
-    assert result.failure_messages() == [
-        "mpijob_launcher_ssh_port must be a port number from 1 to 65535, got '%s'" % shown]
+    [(task, failure)] = result.failed()
+    assert task == "Check the variables"
+    assert failure["problems"] == [problem]
 
 
 def test_the_highest_port_passes(ran):

@@ -59,16 +59,23 @@ def test_cpu_ranks_where_no_gpu_is(ran):
     assert _command(ran, "cpu_ranks")[:5] == ["horovodrun", "-np", "2", "-H", "localhost:2"]
 
 
+def _problems(result):
+    """The problem lines of the role's input check, the one task that failed."""
+    assert result.rc != 0
+    [(task, failure)] = result.failed()
+    assert task == "Check the variables", failure
+    return failure["problems"]
+
+
 def test_bad_counts_fail_naming_the_variables_before_any_api_call(ran):
     result = ran["bad_counts"]
-    assert result.rc != 0
-    [message] = result.failure_messages()
-    assert "pod_launcher_gpus must be 0 or more (got -1)" in message, message
-    assert "pod_launcher_ranks null or at least 1 (got 0)" in message, message
+    assert _problems(result) == [
+        "pod_launcher_gpus: got -1; expected a number of GPUs for the pod, 0 or more",
+        "pod_launcher_ranks: got 0; expected a number of ranks, 1 or more, or null for one per GPU"]
     assert result.results("Create the namespace when missing") == []
 
 
 def test_a_missing_image_is_refused_naming_the_variable(ran):
-    result = ran["no_image"]
-    assert result.rc != 0
-    assert "pod_launcher_image must name the benchmark image (got '')" in result.failure_messages()[0]
+    assert _problems(ran["no_image"]) == [
+        "pod_launcher_image: got ''; expected the name of the benchmark's image, with Horovod (horovodrun), the "
+        "framework and /opt/gpuops/gpuops_benchmark.py"]

@@ -1,0 +1,267 @@
+"""The launcher roles' inputs, checked by the real gpuops.cluster.check_inputs action through ansible-playbook
+on localhost, with every value given as a user types it (-e name=value: a string): the argument spec's types and
+choices, then each role's meta/input_rules.yml, exactly the wrong values named, one line each, and a run with
+right values given as strings passes. The action runs on the controller, so no lab or cluster is needed; the
+stage check (playbooks/check_inputs.yml) runs on the lab's inventory without reaching its hosts.
+
+ansible-playbook starts in about a second, mostly waiting: the runs go a few at a time.
+"""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook, write_play
+
+CHECK_TASK = "Check the role's variables"
+STAGE_CHECK_TASK = "Check the variables of every role this run takes here"
+LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
+STAGE_CHECK = os.path.join(REPO_ROOT, "playbooks", "check_inputs.yml")
+VERIFY_STAGE = '{"gpuops_input_check_stages": ["verify"]}'
+LAB_HOSTS = ("localhost", "node1", "node2")
+
+MPIJOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, Horovod, the framework, sshd and "
+                "/opt/gpuops/gpuops_benchmark.py")
+TFJOB_IMAGE = "the name of the benchmark's image, with TensorFlow and /opt/gpuops/gpuops_benchmark.py"
+POD_IMAGE = ("the name of the benchmark's image, with Horovod (horovodrun), the framework and "
+             "/opt/gpuops/gpuops_benchmark.py")
+JOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, sshd, Horovod, the framework and "
+             "/opt/gpuops/gpuops_benchmark.py")
+SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
+LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
+SHARE = "a share above 0 and at most 1, such as 0.9"
+
+
+def line(name, got, expected):
+    return "{0}: got {1}; expected {2}".format(name, got, expected)
+
+
+# (role, -e arguments as typed, the problem lines, in order: types first, then the rules' own order).
+CASES = {
+    # mpijob_launcher
+    "mpijob: no workers": ("mpijob_launcher", ["mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=0"], [
+        line("mpijob_launcher_workers", "0", "a number of worker pods, 1 or more")]),
+    "mpijob: an unknown pull policy": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_image_pull_policy=Sometimes"], [
+        line("mpijob_launcher_image_pull_policy", "'Sometimes'", "one of Always, IfNotPresent, Never")]),
+    "mpijob: a port above 65535": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_ssh_port=65536"], [
+        line("mpijob_launcher_ssh_port", "65536", SSHD_PORT)]),
+    "mpijob: every problem at once": ("mpijob_launcher", [
+        "mpijob_launcher_workers=two", "mpijob_launcher_slots_per_worker=0", "mpijob_launcher_wait_sleep=0",
+        "mpijob_launcher_log_path=logs/bench.log", "mpijob_launcher_host_network=true"], [
+        line("mpijob_launcher_workers", "'two'", "a whole number"),
+        line("mpijob_launcher_image", "''", MPIJOB_IMAGE),
+        line("mpijob_launcher_slots_per_worker", "0",
+             "a number of ranks per worker, 1 or more, or null for one per GPU"),
+        line("mpijob_launcher_wait_sleep", "0.0", "a number of seconds between two looks at the job, above 0"),
+        line("mpijob_launcher_log_path", "'logs/bench.log'", LOG_PATH.format("launcher log"))]),
+    "mpijob: expected ranks other than workers x slots": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "mpijob_launcher_gpus_per_worker=4",
+        "gpuops_training_expect_ranks=4"], [
+        line("gpuops_training_expect_ranks",
+             "4 (with mpijob_launcher_workers=2, mpijob_launcher_slots_per_worker=null, "
+             "mpijob_launcher_gpus_per_worker=4)",
+             "8, the ranks the MPIJob starts (2 workers x 4 slots), or leave it unset to expect that count")]),
+    "mpijob: a relative verify_training_log_path": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "verify_training_log_path=training.log"], [
+        line("verify_training_log_path", "'training.log'", LOG_PATH.format("benchmark log"))]),
+    "mpijob: right values as strings": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "mpijob_launcher_slots_per_worker=2",
+        "mpijob_launcher_gpus_per_worker=2", "mpijob_launcher_ssh_port=2022", "mpijob_launcher_host_network=true",
+        "mpijob_launcher_wait_sleep=0.5", "mpijob_launcher_cleanup_enabled=false", "gpuops_training_expect_ranks=4",
+        "verify_training_log_path=/var/log/gpuops/training.log"], []),
+
+    # tfjob_launcher
+    "tfjob: no workers": ("tfjob_launcher", ["tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=0"], [
+        line("tfjob_launcher_workers", "0", "a number of workers, 1 or more")]),
+    "tfjob: an unknown device": ("tfjob_launcher", ["tfjob_launcher_image=tf:2.15", "tfjob_launcher_device=tpu"], [
+        line("tfjob_launcher_device", "'tpu'", "gpu, cpu, or null for gpu with GPUs per worker and cpu without")]),
+    "tfjob: every problem at once": ("tfjob_launcher", [
+        "tfjob_launcher_gpus_per_worker=one", "tfjob_launcher_parameter_servers=-1", "tfjob_launcher_log_lines=-5",
+        "tfjob_launcher_spread_workers=true"], [
+        line("tfjob_launcher_gpus_per_worker", "'one'", "a whole number"),
+        line("tfjob_launcher_image", "''", TFJOB_IMAGE),
+        line("tfjob_launcher_parameter_servers", "-1",
+             "a number of parameter servers, 0 (the workers train in step) or more"),
+        line("tfjob_launcher_log_lines", "-5", "a number of log lines to keep, 0 (the whole log) or more")]),
+    "tfjob: expected ranks other than the workers": ("tfjob_launcher", [
+        "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
+        "gpuops_training_expect_ranks=6"], [
+        line("gpuops_training_expect_ranks", "6 (with tfjob_launcher_workers=4)",
+             "4, the ranks the TFJob runs (one per worker), or leave it unset to expect that count")]),
+    "tfjob: right values as strings": ("tfjob_launcher", [
+        "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
+        "tfjob_launcher_gpus_per_worker=1", "tfjob_launcher_device=cpu", "tfjob_launcher_rerun=yes",
+        "tfjob_launcher_wait_timeout=600", "gpuops_training_expect_ranks=4"], []),
+
+    # pod_launcher
+    "pod: fewer than no GPUs": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=-1"], [
+        line("pod_launcher_gpus", "-1", "a number of GPUs for the pod, 0 or more")]),
+    "pod: a word for the ranks": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_ranks=all"], [
+        line("pod_launcher_ranks", "'all'", "a whole number")]),
+    "pod: every problem at once": ("pod_launcher", [
+        "pod_launcher_image=", "pod_launcher_ranks=0", "pod_launcher_api_retries=-1", "pod_launcher_gpus=8"], [
+        line("pod_launcher_image", "''", POD_IMAGE),
+        line("pod_launcher_ranks", "0", "a number of ranks, 1 or more, or null for one per GPU"),
+        line("pod_launcher_api_retries", "-1", "a number of retries, 0 (none) or more")]),
+    "pod: expected ranks other than one per GPU": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8", "gpuops_training_expect_ranks=4"], [
+        line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
+             "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave "
+             "it unset to expect that count")]),
+    "pod: right values as strings": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=0", "pod_launcher_ranks=2",
+        "pod_launcher_report_enabled=false", "pod_launcher_privileged=no", "pod_launcher_wait_sleep=2",
+        "gpuops_training_expect_ranks=2"], []),
+
+    # job_launcher
+    "job: a port above 65535": ("job_launcher", ["job_launcher_image=horovod:0.28.1", "job_launcher_ssh_port=70000"], [
+        line("job_launcher_ssh_port", "70000", SSHD_PORT)]),
+    "job: a boolean that is not one": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", "job_launcher_host_network=sometimes"], [
+        line("job_launcher_host_network", "'sometimes'", "true or false")]),
+    "job: every problem at once": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", "job_launcher_workers=0", "job_launcher_gpus_per_worker=-8",
+        "job_launcher_ssh_port=0", "job_launcher_wait_timeout=0", "job_launcher_drop_page_cache=true"], [
+        line("job_launcher_workers", "0", "a number of worker pods, 1 or more"),
+        line("job_launcher_gpus_per_worker", "-8", "a number of GPUs per worker, 0 or more"),
+        line("job_launcher_ssh_port", "0", SSHD_PORT),
+        line("job_launcher_wait_timeout", "0",
+             "a number of seconds to wait for the workers and for the run, 1 or more")]),
+    "job: expected ranks other than workers x slots": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", "job_launcher_workers=2", "job_launcher_slots_per_worker=8",
+        "job_launcher_gpus_per_worker=8", "gpuops_training_expect_ranks=8"], [
+        line("gpuops_training_expect_ranks", "8 (with job_launcher_workers=2, job_launcher_slots_per_worker=8, "
+             "job_launcher_gpus_per_worker=8)",
+             "16, the ranks mpirun starts (2 workers x 8 slots), or leave it unset to expect that count")]),
+    "job: right values as strings": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", "job_launcher_workers=2", "job_launcher_gpus_per_worker=8",
+        "job_launcher_ssh_port=22122", "job_launcher_host_network=true", "job_launcher_drop_page_cache=false",
+        "job_launcher_cleanup_workers=false", "gpuops_training_expect_ranks=16",
+        "job_launcher_log_path=/var/log/gpuops/job.log"], []),
+
+    # ssh_launcher: the check runs on each host with its own host variables; -e gives localhost's.
+    "ssh: no ranks per host": ("ssh_launcher", ["ssh_launcher_slots_per_host=0"], [
+        line("ssh_launcher_slots_per_host", "0", "a number of ranks per host, 1 or more")]),
+    "ssh: an unknown controller": ("ssh_launcher", ["ssh_launcher_controller=mpich"], [
+        line("ssh_launcher_controller", "'mpich'", "one of mpi, gloo")]),
+    "ssh: every problem at once": ("ssh_launcher", [
+        "ssh_launcher_ssh_port=0", "ssh_launcher_python=python3", "ssh_launcher_timeout=soon",
+        '{"ssh_launcher_env": {"NCCL_DEBUG": "INFO", "NCCL-ALGO": "Ring"}}', "ssh_launcher_keys_enabled=false"], [
+        line("ssh_launcher_timeout", "'soon'", "a whole number"),
+        line("ssh_launcher_python", "'python3'",
+             "the absolute path of the Python that has Horovod, the same on every host"),
+        line("ssh_launcher_env", '{"NCCL-ALGO": "Ring", "NCCL_DEBUG": "INFO"}',
+             "a mapping of environment variable names (letters, digits and _, not starting with a digit) to values; "
+             "not names: NCCL-ALGO"),
+        line("ssh_launcher_ssh_port", "0", "a port from 1 to 65535, the hosts' SSH port")]),
+    "ssh: a host's own ranks below one": ("ssh_launcher", ["ssh_launcher_slots_per_host=4", "ssh_launcher_slots=0"], [
+        line("ssh_launcher_slots", "0",
+             "a number of ranks on localhost, 1 or more, or unset for ssh_launcher_slots_per_host (4)")]),
+    "ssh: right values as strings": ("ssh_launcher", [
+        "ssh_launcher_slots_per_host=2", "ssh_launcher_slots=1", "ssh_launcher_ssh_port=2222",
+        "ssh_launcher_keys_enabled=false", "ssh_launcher_key_cleanup=no", "ssh_launcher_report_enabled=true",
+        "ssh_launcher_timeout=1800", "ssh_launcher_start_timeout=600", "gpuops_training_expect_ranks=2"], []),
+
+    # training_benchmark
+    "benchmark: a relative Python": ("training_benchmark", ["training_benchmark_python=venv/bin/python3"], [
+        line("training_benchmark_python", "'venv/bin/python3'",
+             "the absolute path of the Python that has Horovod, the same on every node")]),
+    "benchmark: an unknown framework": ("training_benchmark", ["training_benchmark_framework=jax"], [
+        line("training_benchmark_framework", "'jax'", "one of tensorflow, pytorch")]),
+    "benchmark: every problem at once": ("training_benchmark", [
+        "training_benchmark_check_enabled=perhaps", "training_benchmark_wheel_dir=wheels",
+        "training_benchmark_required_controllers=gloo,tcp", "training_benchmark_dir=/opt/gpuops/benchmark"], [
+        line("training_benchmark_check_enabled", "'perhaps'", "true or false"),
+        line("training_benchmark_required_controllers", '["gloo", "tcp"]',
+             "a list of Horovod controllers among gloo, mpi and nccl ([] for none)"),
+        line("training_benchmark_wheel_dir", "'wheels'", "the absolute path, on the controller, of a wheelhouse made "
+             "by tools/build_horovod.sh, or \"\" for none")]),
+    "benchmark: right values as strings": ("training_benchmark", [
+        "training_benchmark_install_enabled=false", "training_benchmark_check_enabled=true",
+        "training_benchmark_required_controllers=gloo,nccl", "training_benchmark_wheel_dir=/srv/wheels"], []),
+
+    # training_verdict: the launchers pass its log and ranks; the thresholds are the user's.
+    "verdict: no ranks": ("training_verdict", ["training_verdict_log=/tmp/bench.log", "training_verdict_ranks=0"], [
+        line("training_verdict_ranks", "0", "the number of ranks the launcher started, 1 or more")]),
+    "verdict: a boolean that is not one": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "training_verdict_fail_enabled=maybe"], [
+        line("training_verdict_fail_enabled", "'maybe'", "true or false")]),
+    "verdict: every problem at once": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "gpuops_training_min_scaling_efficiency=90",
+        "gpuops_training_baseline_img_per_sec=-1", "gpuops_training_expect_ranks=4"], [
+        line("gpuops_training_min_scaling_efficiency", "90.0", SHARE),
+        line("gpuops_training_baseline_img_per_sec", "-1.0", "images per second above 0")]),
+    "verdict: a scaling minimum without a baseline": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "gpuops_training_min_scaling_efficiency=0.8"], [
+        line("gpuops_training_baseline_img_per_sec", "null (with gpuops_training_min_scaling_efficiency=0.8)",
+             "the images per second of one device with the same model and batch size, which the scaling efficiency "
+             "is measured against (or leave gpuops_training_min_scaling_efficiency unset)")]),
+    "verdict: right values as strings": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "training_verdict_ranks=4", "training_verdict_fail_enabled=false",
+        "gpuops_training_expect_ranks=4", "gpuops_training_min_scaling_efficiency=0.9",
+        "gpuops_training_baseline_img_per_sec=2470", "gpuops_training_chart_enabled=no"], []),
+}
+
+# (inventory, stage check arguments, {host: its problem lines}); every host the verify stage targets is checked.
+STAGE_CASES = {
+    "an unknown launcher": (LAB_INVENTORY, ["gpuops_launcher=bogus"], dict(
+        (host, [line("gpuops_launcher", "'bogus'", "one of mpijob, tfjob, pod, job, ssh")]) for host in LAB_HOSTS)),
+    # The pod runs from the controller: only localhost checks its rules; the nodes have nothing to say.
+    "the chosen launcher's ranks": (LAB_INVENTORY, [
+        "gpuops_launcher=pod", "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8",
+        "gpuops_training_expect_ranks=4"], {
+        "localhost": [line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
+                           "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else "
+                           "one), or leave it unset to expect that count")],
+        "node1": [], "node2": []}),
+    # The playbooks' own variables, on localhost alone (the SSH launcher's roles run on the GPU nodes, none here).
+    "a scaling minimum without a baseline": ("localhost,", [
+        "gpuops_launcher=ssh", "gpuops_training_min_scaling_efficiency=0.8"], {
+        "localhost": [line("gpuops_training_baseline_img_per_sec",
+                           "null (with gpuops_training_min_scaling_efficiency=0.8)",
+                           "the images per second of one device with the same model and batch size, which the scaling "
+                           "efficiency is measured against (or leave gpuops_training_min_scaling_efficiency unset)")]}),
+}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """{case id: (rc, the check's problem lines)} for every role case, and {case id: run} for the stage cases."""
+    play = {"name": "Check one role's variables", "hosts": "localhost", "connection": "local", "gather_facts": False,
+            "tasks": [{"name": CHECK_TASK, "gpuops.cluster.check_inputs": {"roles": ["{{ checked_role }}"]}}]}
+    playbook = write_play(tmp_path_factory.mktemp("input_rules") / "check.yml", play)
+    env = ansible_env()
+
+    def check_role(case):
+        role, arguments, _lines = CASES[case]
+        done = run_playbook(playbook, "localhost,", ["checked_role=" + role] + arguments, env=env, timeout=120)
+        return case, (done.rc, done.result(CHECK_TASK, "localhost").get("problems"))
+
+    def check_stage(case):
+        inventory, arguments, _lines = STAGE_CASES[case]
+        return case, run_playbook(STAGE_CHECK, inventory, [VERIFY_STAGE] + arguments, env=env, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        roles = dict(pool.map(check_role, CASES))
+        stages = dict(pool.map(check_stage, STAGE_CASES))
+    return roles, stages
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_role_check_names_exactly_the_wrong_values_given_as_strings(checked, case):
+    rc, problems = checked[0][case]
+    expected = CASES[case][2]
+    assert problems == expected
+    assert (rc != 0) == bool(expected), rc
+
+
+@pytest.mark.parametrize("case", list(STAGE_CASES))
+def test_the_verify_stage_check_names_the_wrong_values_on_each_host(checked, case):
+    done = checked[1][case]
+    expected = STAGE_CASES[case][2]
+    found = dict((host, done.result(STAGE_CHECK_TASK, host).get("problems")) for host in expected)
+    assert found == expected, done.explain()
+    assert done.rc != 0
