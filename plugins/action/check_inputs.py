@@ -113,16 +113,16 @@ class ActionModule(ActionBase):
         return converted, problems + wrong
 
     def _check_roles(self, roles, extra_rules, site, task_vars, site_checked=False):
-        # An option nobody set and no default gives is null, as an argument spec leaves it.
-        unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
-        variables = ChainMap(site, task_vars, *[role.defaults for role in roles] + [unset])
+        variables = ChainMap(site, task_vars, *[role.defaults for role in roles])
         problems, converted = [], dict(site)
         for role in roles:
             role_values, role_problems = self._converted(role.options, variables)
             converted.update(role_values)
             problems.extend(role_problems)
         wrong_types = bool(problems)
-        templar = Templar(loader=self._loader, variables=ChainMap(converted, variables))
+        # In the rules, an option nobody set and no default gives is null, as an argument spec leaves it.
+        unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
+        templar = Templar(loader=self._loader, variables=ChainMap(converted, variables, unset))
         for rule in list(extra_rules) + [rule for role in roles for rule in role.rules]:
             try:
                 problem = self._broken(rule, templar)

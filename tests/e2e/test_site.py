@@ -380,10 +380,10 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
         assert "report:      %s" % report_path in printed
 
         held = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", dict(
-            variables, gpuops_training_expect_ranks=8)), env=env, timeout=1200)
+            variables, gpuops_training_min_img_per_sec_per_device=1000000)), env=env, timeout=1200)
         assert held.rc != 0
         assert [name for name, _result in held.failed()] == ["Fail with every unmet threshold"], held.explain()
-        assert "expected 8 ranks, the log shows 2" in held.failed()[0][1]["msg"]
+        assert "img/sec per CPU is under the minimum 1e+06: mean " in held.failed()[0][1]["msg"]
         with open(report_path, encoding="utf-8") as handle:
             report = json.load(handle)
         assert report["passed"] is False and report["summary"][0].startswith("verdict:     FAILED (an MPIJob")
