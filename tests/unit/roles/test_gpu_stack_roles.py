@@ -100,8 +100,9 @@ CASES = {
     "daemonset_eight_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True,
                                                         "nvidia_device_plugin_time_slicing_replicas": 8,
                                                         "nvidia_device_plugin_mig_strategy": "single"}),
-    # The lab's inventory: no gathering, product and count from the inventory, nothing more.
-    "labels_lab": labels_case(gpu_node_labels_gather_enabled=False, gpu_node_labels_gpu_count="8",
+    # The lab's inventory: no gathering, product and count from the inventory, nothing more. The switch and the
+    # count are strings, as -e and INI inventories give them.
+    "labels_lab": labels_case(gpu_node_labels_gather_enabled="false", gpu_node_labels_gpu_count="8",
                               gpu_node_labels_gpu_product="NVIDIA H100 80GB HBM3"),
     "labels_device_plugin": labels_case(H100_FACTS),
     "labels_gpu_operator": labels_case(H100_FACTS, gpuops_gpu_stack="gpu_operator"),
@@ -110,6 +111,8 @@ CASES = {
     "labels_bad_facts": labels_case(dict(H100_FACTS, compute_capability="9")),
 }
 CASES.update(("driver_%d" % index, driver_case(facts)) for index, (facts, _expected, _id) in enumerate(DRIVER_FACTS))
+# The GPU hosts typed on the command line (-e gpu_operator_gpu_hosts=dgx1,dgx2): one string.
+CASES["driver_hosts_typed"] = (driver_case(DRIVER_FACTS[1][0])[0], {"gpu_operator_gpu_hosts": "dgx1,dgx2"})
 GPU_HOSTS = sorted(set(host for facts, _expected, _id in DRIVER_FACTS for host in facts) | set(DISAGREEING_HOSTS))
 
 
@@ -130,18 +133,27 @@ def failure(results):
     return failed[0]["msg"]
 
 
+def problems(results):
+    """The lines of the input check that failed, one per wrong value."""
+    failed = [result for _name, result in results if result.get("failed")]
+    assert len(failed) == 1, results
+    return failed[0]["problems"]
+
+
 def test_device_plugin_names_every_problem_at_once(ran):
     rc, results = play(ran, "device_plugin_problems")
     assert rc != 0
-    assert failure(results).split("; ") == [
-        "gpuops_gpu_stack must be 'device_plugin' or 'gpu_operator', got 'operator'",
-        "nvidia_device_plugin_version must be a release tag such as v0.17.1, got 'latest'",
-        "nvidia_device_plugin_mig_strategy must be none, single or mixed, got 'all'",
-        "nvidia_device_plugin_time_slicing_replicas must be an integer >= 1, got '0'",
-        "nvidia_device_plugin_time_slicing_enabled needs the DaemonSet this role builds: "
-        "unset nvidia_device_plugin_manifest_src",
-        "nvidia_device_plugin_manifest_src must be an http(s) URL or an existing file on the controller, "
-        "got '/nonexistent.yml'",
+    assert problems(results) == [
+        "gpuops_gpu_stack: got 'operator'; expected one of device_plugin, gpu_operator",
+        "nvidia_device_plugin_mig_strategy: got 'all'; expected one of none, single, mixed",
+        "nvidia_device_plugin_version: got 'latest'; expected a release tag of NVIDIA/k8s-device-plugin, such as "
+        "v0.17.1 or v0.18.0-rc.1",
+        "nvidia_device_plugin_time_slicing_replicas: got 0; expected a number of replicas per GPU, 1 or more",
+        "nvidia_device_plugin_time_slicing_enabled: got true (with nvidia_device_plugin_manifest_src='/nonexistent.yml'); "
+        "expected false with a static manifest (time-slicing needs the DaemonSet the role builds), or "
+        "nvidia_device_plugin_manifest_src unset",
+        "nvidia_device_plugin_manifest_src: got '/nonexistent.yml'; expected an http(s) URL or an existing file on the "
+        "controller, or null to build the DaemonSet from the variables",
     ]
 
 
@@ -158,6 +170,12 @@ def test_gpu_operator_driver_follows_the_hosts_facts(ran, index):
     assert results[-1][1]["__gpu_operator_driver_enabled"] is expected
 
 
+def test_gpu_operator_reads_the_facts_of_hosts_typed_as_one_string(ran):
+    rc, results = play(ran, "driver_hosts_typed")
+    assert rc == 0, results
+    assert results[-1][1]["__gpu_operator_driver_enabled"] is False
+
+
 def test_gpu_operator_refuses_hosts_that_disagree_about_the_driver(ran):
     rc, results = play(ran, "disagreeing_hosts")
     assert rc != 0
@@ -168,11 +186,11 @@ def test_gpu_operator_refuses_hosts_that_disagree_about_the_driver(ran):
 def test_mpi_operator_checks_version_and_manifest(ran):
     rc, results = play(ran, "mpi_operator_problems")
     assert rc != 0
-    assert failure(results).split("; ") == [
-        "mpi_operator_version must be a release tag such as v0.8.0, got '0.8.0'",
-        "mpi_operator_manifest_src must be an http(s) URL or an existing file on the controller, "
-        "got 'ftp://example.invalid/x.yaml'",
-        "mpi_operator_wait_timeout must be a number of seconds > 0",
+    assert problems(results) == [
+        "mpi_operator_version: got '0.8.0'; expected a release tag of kubeflow/mpi-operator, such as v0.8.0",
+        "mpi_operator_manifest_src: got 'ftp://example.invalid/x.yaml'; expected an http(s) URL or an existing file on "
+        "the controller (the release's mpi-operator.yaml)",
+        "mpi_operator_wait_timeout: got 0; expected a number of seconds above 0",
     ]
 
 
@@ -238,7 +256,7 @@ def test_absent_where_gfd_runs_removes_only_the_roles_own_labels(ran):
 def test_gfd_switch_must_be_a_boolean(ran):
     rc, results = play(ran, "labels_bad_switch")
     assert rc != 0
-    assert failure(results) == "labels_bad_switch: gpu_node_labels_gfd_managed must be true or false, got 'sometimes'"
+    assert problems(results) == ["gpu_node_labels_gfd_managed: got 'sometimes'; expected true or false"]
 
 
 def test_facts_that_cannot_be_understood_fail_naming_the_value(ran):
