@@ -58,6 +58,26 @@ CASES = [
     ("every problem of a host at once", ["hugepages_1g_count=-1", "hugepages_2m_count=-2"], [],
      on(NODES, "hugepages_2m_count: got -2; expected a whole number of 2 MiB pages, 0 or more",
         "hugepages_1g_count: got -1; expected a whole number of 1 GiB pages, 0 or more")),
+    ("expected ranks against the MPIJob's", ["gpuops_training_expect_ranks=3"], [],
+     {"localhost": ["gpuops_training_expect_ranks: got 3 (with mpijob_launcher_workers=2, "
+                    "mpijob_launcher_slots_per_worker=2, mpijob_launcher_gpus_per_worker=2); expected 4, the ranks the "
+                    "MPIJob starts (2 workers x 2 slots), or leave it unset to expect that count"]}),
+    ("the inventory's ranks against the chosen TFJob's", ["gpuops_launcher=tfjob"], [],
+     {"localhost": ["gpuops_training_expect_ranks: got 4 (with tfjob_launcher_workers=2); expected 2, the ranks the "
+                    "TFJob runs (one per worker), or leave it unset to expect that count"]}),
+    ("both wrong launcher values at once", ["mpijob_launcher_ssh_port=70000", "mpijob_launcher_workers=0"], [],
+     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of worker pods, 1 or more",
+                    "mpijob_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd"]}),
+    ("the SSH launcher's port on its hosts", ["gpuops_launcher=ssh", "ssh_launcher_ssh_port=0"], [],
+     on(NODES, "ssh_launcher_ssh_port: got 0; expected a port from 1 to 65535, the hosts' SSH port")),
+    ("a driver branch that is not one", ["nvidia_driver_branch=abc"], [],
+     on(NODES, "nvidia_driver_branch: got 'abc'; expected a driver branch of three digits, such as 570, or null for "
+               "the newest driver")),
+    ("a boolean of the network role", ["gpu_network_nccl_enabled=maybe"], [],
+     on(NODES, "gpu_network_nccl_enabled: got 'maybe'; expected true or false")),
+    ("a stage skipped by --skip-tags is not checked", ["nvidia_driver_branch=abc", "mpijob_launcher_workers=0"],
+     ["--skip-tags", "nodes"],
+     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of worker pods, 1 or more"]}),
     ("a stage left out by --tags is not checked", ["hugepages_1g_count=-1", "gpuops_training_expect_ranks=0"],
      ["--tags", "verify"],
      on(HOSTS, "gpuops_training_expect_ranks: got 0; expected a number of ranks, 1 or more")),
