@@ -78,6 +78,12 @@ CASES = [
     ("a stage skipped by --skip-tags is not checked", ["nvidia_driver_branch=abc", "mpijob_launcher_workers=0"],
      ["--skip-tags", "nodes"],
      {"localhost": ["mpijob_launcher_workers: got 0; expected a number of worker pods, 1 or more"]}),
+    ("an operator version that is not a tag", ["mpi_operator_version=0.8"], [],
+     {"localhost": ["mpi_operator_version: got '0.8'; expected a release tag of kubeflow/mpi-operator, such as v0.8.0"]}),
+    ("a taint with an unknown effect", ['{"gpu_node_labels_taint_enabled": true, "gpu_node_labels_taint": '
+                                        '{"key": "nvidia.com/gpu", "effect": "Sometimes"}}'], [],
+     on(NODES, 'gpu_node_labels_taint: got {"effect": "Sometimes", "key": "nvidia.com/gpu"}; expected a taint whose '
+               "effect is NoSchedule, PreferNoSchedule or NoExecute")),
     ("a stage left out by --tags is not checked", ["hugepages_1g_count=-1", "gpuops_training_expect_ranks=0"],
      ["--tags", "verify"],
      on(HOSTS, "gpuops_training_expect_ranks: got 0; expected a number of ranks, 1 or more")),

@@ -230,32 +230,40 @@ def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
              "the device plugin back on every GPU node")
 
 
+# (bad values, the one line naming the problem, whether every host reports it: a playbook-wide variable is read
+# on every host, a role's only where its play runs).
 BAD_INPUTS = [
-    ({"gpuops_gpu_stack": "cuda"}, "gpuops_gpu_stack must be 'device_plugin' or 'gpu_operator', got 'cuda'"),
-    ({"nvidia_device_plugin_version": "0.17"}, "nvidia_device_plugin_version must be a release tag such as v0.17.1"),
+    ({"gpuops_gpu_stack": "cuda"}, "gpuops_gpu_stack: got 'cuda'; expected one of device_plugin, gpu_operator", True),
+    ({"nvidia_device_plugin_version": "0.17"}, "nvidia_device_plugin_version: got '0.17'; expected a release tag of "
+     "NVIDIA/k8s-device-plugin, such as v0.17.1 or v0.18.0-rc.1", False),
     ({"nvidia_device_plugin_time_slicing_enabled": True, "nvidia_device_plugin_time_slicing_replicas": 0},
-     "nvidia_device_plugin_time_slicing_replicas must be an integer >= 1, got '0'"),
+     "nvidia_device_plugin_time_slicing_replicas: got 0; expected a number of replicas per GPU, 1 or more", False),
     ({"gpuops_gpu_stack": "gpu_operator", "gpu_operator_chart_path": "/nonexistent/gpu-operator-v25.3.0.tgz"},
-     "gpu_operator_chart_path must be a chart archive or directory on the controller"),
-    ({"gpu_operator_chart_version": "latest"}, "gpu_operator_chart_version must be a chart version such as v25.3.0"),
-    ({"mpi_operator_version": "0.8"}, "mpi_operator_version must be a release tag such as v0.8.0"),
+     "gpu_operator_chart_path: got '/nonexistent/gpu-operator-v25.3.0.tgz'; expected a chart archive (.tgz) or a "
+     "chart directory that exists on the controller, or null to use the chart repository", False),
+    ({"gpu_operator_chart_version": "latest"},
+     "gpu_operator_chart_version: got 'latest'; expected a chart version, such as v25.3.0", False),
+    ({"mpi_operator_version": "0.8"},
+     "mpi_operator_version: got '0.8'; expected a release tag of kubeflow/mpi-operator, such as v0.8.0", False),
     ({"mpi_operator_manifest_src": "/nonexistent/mpi-operator.yaml"},
-     "mpi_operator_manifest_src must be an http(s) URL or an existing file on the controller"),
+     "mpi_operator_manifest_src: got '/nonexistent/mpi-operator.yaml'; expected an http(s) URL or an existing file "
+     "on the controller (the release's mpi-operator.yaml)", False),
 ]
 
 
-@pytest.mark.parametrize("bad, message", BAD_INPUTS, ids=[m.split(" ")[0] for _b, m in BAD_INPUTS])
-def test_bad_input_fails_before_any_api_call(lab, stack, tmp_path, bad, message):
+@pytest.mark.parametrize("bad, message, everywhere", BAD_INPUTS, ids=[m.split(":")[0] for _b, m, _e in BAD_INPUTS])
+def test_bad_input_fails_before_any_api_call(lab, stack, tmp_path, bad, message, everywhere):
     # The API address is unreachable: a call made before the check would fail with a connection error.
     extra = dict(stack["extra"], gpuops_kubeconfig=unreachable_kubeconfig(lab, str(tmp_path / "kubeconfig")))
     extra.update(bad)
     run = run_playbook(stack["env"], stack["inventory"], extra)
     assert run.rc != 0
     failures = run.failures()
-    assert len(failures) == 1, run.explain()
-    name, host, result = failures[0]
-    assert host == "localhost" and "Check " in name, run.explain()
-    assert message in result["msg"], result["msg"]
+    expected_hosts = sorted(["localhost"] + (stack["gpu_nodes"] if everywhere else []))
+    assert sorted(host for _name, host, _result in failures) == expected_hosts, run.explain()
+    for name, _host, result in failures:
+        assert name.endswith("Check the variables of every role this run takes here"), run.explain()
+        assert result["problems"] == [message]
     assert run.changed == 0
     assert not run.results("Ask the API"), "the API was asked before the input was checked"
 
@@ -269,7 +277,9 @@ def test_bad_host_variable_fails_before_any_api_call(lab, stack, tmp_path):
     assert run.rc != 0
     failures = run.failures()
     assert sorted(host for _n, host, _r in failures) == sorted(stack["gpu_nodes"])
-    assert all("gpu_node_labels_taint must be a dict with key and effect" in r["msg"] for _n, _h, r in failures)
+    assert all(r["problems"] == ['gpu_node_labels_taint: got {"effect": "Sometimes", "key": "nvidia.com/gpu"}; expected '
+                                 "a taint whose effect is NoSchedule, PreferNoSchedule or NoExecute"]
+               for _n, _h, r in failures)
     assert not run.results("Ask the API")
 
 
