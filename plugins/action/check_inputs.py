@@ -120,10 +120,15 @@ class ActionModule(ActionBase):
             converted.update(role_values)
             problems.extend(role_problems)
         wrong_types = bool(problems)
+        wrong_names = set(name for problem in problems for name, _value in problem.values)
         # In the rules, an option nobody set and no default gives is null, as an argument spec leaves it.
         unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
         templar = Templar(loader=self._loader, variables=ChainMap(converted, variables, unset))
         for rule in list(extra_rules) + [rule for role in roles for rule in role.rules]:
+            named = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+            if wrong_names.intersection(named):
+                # Its value is reported already, as of the wrong type: a rule over it would repeat that.
+                continue
             try:
                 problem = self._broken(rule, templar)
             except AnsibleError:

@@ -106,6 +106,11 @@ def convert(name, value, option):
             return value, Problem([(name, value)], _expected_type(option), secret)
         return value, None
     kind = option.get("type", "str")
+    # The roles get the raw value, not this conversion: a list or mapping given as one string ("a,b" or
+    # "k=v", as -e key=value gives it) would reach them as a string, so it is refused here.
+    if kind in ("list", "dict") and isinstance(value, str):
+        return value, Problem([(name, value)], "{0}, given as YAML or JSON (-e '{{\"{1}\": {2}}}')".format(
+            _expected_type(option), name, "[...]" if kind == "list" else "{...}"), secret)
     try:
         converted = _convert_one(value, kind)
         if kind == "list" and option.get("elements"):

@@ -170,10 +170,12 @@ def test_gpu_operator_driver_follows_the_hosts_facts(ran, index):
     assert results[-1][1]["__gpu_operator_driver_enabled"] is expected
 
 
-def test_gpu_operator_reads_the_facts_of_hosts_typed_as_one_string(ran):
+def test_gpu_operator_refuses_hosts_typed_as_one_string_naming_the_form_it_needs(ran):
     rc, results = play(ran, "driver_hosts_typed")
-    assert rc == 0, results
-    assert results[-1][1]["__gpu_operator_driver_enabled"] is False
+    assert rc != 0
+    assert problems(results) == [
+        """gpu_operator_gpu_hosts: got 'dgx1,dgx2'; expected a list of strings, given as YAML or JSON """
+        """(-e '{"gpu_operator_gpu_hosts": [...]}')"""]
 
 
 def test_gpu_operator_refuses_hosts_that_disagree_about_the_driver(ran):

@@ -24,7 +24,7 @@ CHECK_TASK = "Check the role's variables"
 ROLES = ("gpu_node_labels", "nvidia_device_plugin", "gpu_operator", "gpu_validation", "mpi_operator",
          "training_operator")
 # localhost is in no gpu_nodes group: gpu_validation needs its hosts named.
-GPU_VALIDATION_HOSTS = "gpu_validation_hosts=localhost"
+GPU_VALIDATION_HOSTS = '{"gpu_validation_hosts": ["localhost"]}'
 
 
 def as_json(**values):
@@ -166,7 +166,7 @@ CASES = [
       "mpi_operator_remove_crd=yes"],
      []),
     # training_operator
-    ("training operator: the MPI Operator's job kind", "training_operator", ["training_operator_schemes=tfjob,mpijob"],
+    ("training operator: the MPI Operator's job kind", "training_operator", ['{"training_operator_schemes": ["tfjob", "mpijob"]}'],
      ['training_operator_schemes: got ["tfjob", "mpijob"]; expected ' + SCHEMES]),
     ("training operator: an unknown pull policy", "training_operator",
      ["training_operator_image_pull_policy=Sometimes"],
@@ -183,7 +183,7 @@ CASES = [
       "training_operator_schemes: got []; expected at least one job kind, such as [tfjob, pytorchjob]",
       "training_operator_wait_timeout: got 0; expected " + SECONDS]),
     ("training operator: values as typed", "training_operator",
-     ["training_operator_schemes=tfjob,pytorchjob", "training_operator_wait_timeout=60",
+     ['{"training_operator_schemes": ["tfjob", "pytorchjob"]}', "training_operator_wait_timeout=60",
       "training_operator_wait_enabled=false", "training_operator_remove_crds=yes",
       "training_operator_image_pull_policy=IfNotPresent"],
      []),

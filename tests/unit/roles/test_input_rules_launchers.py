@@ -173,7 +173,7 @@ CASES = {
         line("training_benchmark_framework", "'jax'", "one of tensorflow, pytorch")]),
     "benchmark: every problem at once": ("training_benchmark", [
         "training_benchmark_check_enabled=perhaps", "training_benchmark_wheel_dir=wheels",
-        "training_benchmark_required_controllers=gloo,tcp", "training_benchmark_dir=/opt/gpuops/benchmark"], [
+        '{"training_benchmark_required_controllers": ["gloo", "tcp"]}', "training_benchmark_dir=/opt/gpuops/benchmark"], [
         line("training_benchmark_check_enabled", "'perhaps'", "true or false"),
         line("training_benchmark_required_controllers", '["gloo", "tcp"]',
              "a list of Horovod controllers among gloo, mpi and nccl ([] for none)"),
@@ -181,7 +181,7 @@ CASES = {
              "by tools/build_horovod.sh, or \"\" for none")]),
     "benchmark: right values as strings": ("training_benchmark", [
         "training_benchmark_install_enabled=false", "training_benchmark_check_enabled=true",
-        "training_benchmark_required_controllers=gloo,nccl", "training_benchmark_wheel_dir=/srv/wheels"], []),
+        '{"training_benchmark_required_controllers": ["gloo", "nccl"]}', "training_benchmark_wheel_dir=/srv/wheels"], []),
 
     # training_verdict: the launchers pass its log and ranks; the thresholds are the user's.
     "verdict: no ranks": ("training_verdict", ["training_verdict_log=/tmp/bench.log", "training_verdict_ranks=0"], [

@@ -13,32 +13,33 @@ import pytest
 from gpuops_testlib.role_cases import RoleCase, render
 
 ARGSPEC_TASK = "Validating arguments against arg spec 'main'"
+RULES_TASK = "Check the variables"
 
 CASES = [
     # role, variables, task that must stop the play, words the message must contain
     ("hugepages", {"hugepages_2m_count": "lots"}, ARGSPEC_TASK, ["hugepages_2m_count", "int"]),
-    ("hugepages", {"hugepages_2m_count": -4}, "Check the page counts", ["hugepages_2m_count", "0 or more", "-4"]),
+    ("hugepages", {"hugepages_2m_count": -4}, RULES_TASK, ["hugepages_2m_count", "0 or more", "-4"]),
     ("hugepages", {"hugepages_1g_count": 30}, "Check that the pages fit in the node's memory",
      ["hugepages_1g_count=30", "30720 MiB", "hugepages_max_memory_fraction"]),
     ("hugepages", {"hugepages_mount_enabled": True, "hugepages_1g_count": 1, "hugepages_mount_path": "hugepages"},
-     "Check the hugetlbfs mount point", ["hugepages_mount_path", "absolute path", "'hugepages'"]),
+     RULES_TASK, ["hugepages_mount_path", "absolute path", "'hugepages'"]),
     ("hugepages", {"hugepages_mount_enabled": True, "hugepages_mount_page_size": "1G"},
-     "Check that the mount's page size has pages", ["hugepages_mount_page_size=1G", "hugepages_1g_count above 0"]),
+     RULES_TASK, ["hugepages_mount_page_size: got '1G' (with hugepages_1g_count=0", "set hugepages_1g_count above 0"]),
     ("hugepages", {"hugepages_unsupported_action": "ignore"}, ARGSPEC_TASK,
      ["hugepages_unsupported_action", "fail, warn", "ignore"]),
     ("hugepages", {"hugepages_reboot_allowed": "maybe"}, ARGSPEC_TASK, ["hugepages_reboot_allowed", "bool"]),
-    ("hugepages", {"hugepages_max_memory_fraction": 1.5}, "Check the memory fraction",
+    ("hugepages", {"hugepages_max_memory_fraction": 1.5}, RULES_TASK,
      ["hugepages_max_memory_fraction", "at most 1", "1.5"]),
-    ("nvidia_driver", {"nvidia_driver_branch": "latest"}, "Check the driver branch",
+    ("nvidia_driver", {"nvidia_driver_branch": "latest"}, RULES_TASK,
      ["nvidia_driver_branch", "three digits", "'latest'"]),
     ("nvidia_driver", {"nvidia_driver_cuda_repo_base_url": "developer.download.nvidia.com/compute/cuda/repos"},
-     "Check the repository URLs", ["nvidia_driver_cuda_repo_base_url", "https://", "developer.download.nvidia.com"]),
+     RULES_TASK, ["nvidia_driver_cuda_repo_base_url", "https://", "developer.download.nvidia.com"]),
     ("nvidia_driver", {"nvidia_driver_module_options": {"NVreg_EnableStreamMemOPs": "1 2"}},
-     "Check the nvidia module options", ["nvidia_driver_module_options", "without spaces"]),
+     RULES_TASK, ["nvidia_driver_module_options: got {\"NVreg_EnableStreamMemOPs\": \"1 2\"}", "have no spaces"]),
     ("nvidia_driver", {"nvidia_driver_nvswitch": "auto"}, ARGSPEC_TASK, ["nvidia_driver_nvswitch", "bool"]),
-    ("nvidia_driver", {"nvidia_driver_packages": []}, "Check the driver package list",
+    ("nvidia_driver", {"nvidia_driver_packages": []}, RULES_TASK,
      ["nvidia_driver_packages", "at least one package"]),
-    ("nvidia_driver", {"nvidia_driver_cuda_repo_key_checksum": "d42d0685"}, "Check the key checksum",
+    ("nvidia_driver", {"nvidia_driver_cuda_repo_key_checksum": "d42d0685"}, RULES_TASK,
      ["nvidia_driver_cuda_repo_key_checksum", "sha256:<hex>"]),
 ]
 

@@ -20,7 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values impor
     ({"type": "float"}, "0.9", 0.9),
     ({"type": "bool"}, "false", False),
     ({"type": "bool"}, "yes", True),
-    ({"type": "list", "elements": "int"}, "1,2", [1, 2]),
+    ({"type": "list", "elements": "int"}, [1, "2"], [1, 2]),
     ({"type": "str", "choices": ["2M", "1G"]}, "1G", "1G"),
     ({"type": "int"}, None, None),
 ])
@@ -36,6 +36,9 @@ def test_a_value_given_as_a_string_is_converted_to_the_type_of_its_option(option
     ({"type": "list", "elements": "int"}, ["1", "b"], "x: got [\"1\", \"b\"]; expected a list of whole numbers"),
     ({"type": "str", "choices": ["2M", "1G"]}, "4K", "x: got '4K'; expected one of 2M, 1G"),
     ({"type": "str", "required": True}, NOT_SET, "x: got nothing (not set); expected a string"),
+    ({"type": "list", "elements": "str"}, "a,b", """x: got 'a,b'; expected a list of strings, given as YAML or JSON """
+                                                 """(-e '{"x": [...]}')"""),
+    ({"type": "dict"}, "k=v", """x: got 'k=v'; expected a mapping, given as YAML or JSON (-e '{"x": {...}}')"""),
 ])
 def test_a_value_that_cannot_be_converted_is_one_line_naming_it_the_value_and_what_was_expected(option, given, line):
     value, problem = convert("x", given, option)
