@@ -160,7 +160,8 @@ BAD_INPUT = {
         ["gpu_network_nccl_extra: got {\"NCCL_SOCKET_IFNAME\": \"eth0\"}; expected names other than those set by a variable of their own"]),
     "NCCL socket threads times sockets above 64": (
         {"gpu_network_nccl_socket_nthreads": 16, "gpu_network_nccl_nsocks_perthread": 8},
-        ["gpu_network_nccl_nsocks_perthread: got 8 (with gpu_network_nccl_socket_nthreads=16); expected at most 4, so that the product with gpu_network_nccl_socket_nthreads is at most 64"]),
+        ["gpu_network_nccl_nsocks_perthread: got 8 (with gpu_network_nccl_socket_nthreads=16); expected at most 4, "
+         "so that the product with gpu_network_nccl_socket_nthreads is at most 64"]),
     "renderer not available on the OS": (
         {"gpu_network_renderer": "netplan"},
         ["gpu_network_renderer", "'netplan' is not supported on RedHat 9.4", "networkmanager"]),
