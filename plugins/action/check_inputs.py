@@ -56,7 +56,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
-        _, args = self.validate_argument_spec(
+        dummy, args = self.validate_argument_spec(
             argument_spec={
                 "stages": {"type": "list", "elements": "str", "choices": list(STAGES)},
                 "roles": {"type": "list", "elements": "str"},

@@ -6,8 +6,6 @@
 Each case is a host of the gpu_network first run (conftest.py), failing on its own.
 """
 
-from pathlib import Path
-
 import pytest
 
 from gpu_network_cases import ALL_BAD, host_label

@@ -90,8 +90,8 @@ GOOD = {
                       "nvidia_driver_reboot_allowed=true", "nvidia_driver_cuda_repo_key_checksum=sha256:0abc12",
                       as_json({"nvidia_driver_module_options": {"NVreg_EnableStreamMemOPs": 1}})],
     "gpu_network": [as_json(dict(BOND, gpu_network_bond_addresses=["10.0.0.11/24"], gpu_network_secondary_nics=[
-                        {"device": "ens6", "address": "10.0.1.11/24", "table": "101", "mtu": "9000"},
-                        {"device": "ens7", "address": "10.0.2.11/24", "table": 102, "priority": "900"}])),
+        {"device": "ens6", "address": "10.0.1.11/24", "table": "101", "mtu": "9000"},
+        {"device": "ens7", "address": "10.0.2.11/24", "table": 102, "priority": "900"}])),
                     "gpu_network_bond_gateway=10.0.0.1", "gpu_network_bond_mtu=9000", "gpu_network_bond_miimon=100",
                     "gpu_network_apply=false", "gpu_network_secondary_rule_priority=1000",
                     "gpu_network_nccl_ib_gid_index=3", "gpu_network_nccl_socket_nthreads=4",

@@ -47,7 +47,7 @@ def test_a_value_that_cannot_be_converted_is_one_line_naming_it_the_value_and_wh
 
 
 def test_a_secret_value_is_never_shown():
-    _, problem = convert("registry_password", "hunter2", {"type": "int", "no_log": True})
+    dummy, problem = convert("registry_password", "hunter2", {"type": "int", "no_log": True})
     assert problem.line() == "registry_password: got a value (hidden: no_log); expected a whole number"
     assert "hunter2" not in problem.line()
 
@@ -72,8 +72,8 @@ def _roles(parts):
 def test_a_whole_run_checks_the_node_roles_the_gpu_stack_and_the_chosen_launcher_only():
     site = {"gpuops_launcher": "mpijob", "gpuops_training_operator": False, "gpuops_gpu_validation": True}
     assert _roles(parts_to_check(["nodes", "gpu_stack", "verify"], site)) == [
-        "nvidia_driver", "hugepages", "gpu_network", "gpu_node_labels", "nvidia_device_plugin", "gpu_operator",
-        "gpu_validation", "mpi_operator", "mpijob_launcher"]
+        "nvidia_driver", "hugepages", "gpu_network", "gpu_selinux_contexts", "gpu_node_labels", "nvidia_device_plugin",
+        "gpu_operator", "gpu_validation", "mpi_operator", "mpijob_launcher"]
 
 
 def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
@@ -84,7 +84,7 @@ def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
 
 @pytest.mark.parametrize("run_tags, skip_tags, roles", [
     (["hugepages"], [], ["hugepages"]),
-    (["nodes"], ["gpu_network"], ["nvidia_driver", "hugepages"]),
+    (["nodes"], ["gpu_network"], ["nvidia_driver", "hugepages", "gpu_selinux_contexts"]),
     (["mpi_operator", "verify"], [], ["mpi_operator", "tfjob_launcher"]),
     (["all"], ["nodes", "gpu_stack", "mpi_operator"], ["training_operator", "tfjob_launcher"]),
     (["tagged"], ["verify", "nodes", "gpu_stack", "mpi_operator", "training_operator"], []),
