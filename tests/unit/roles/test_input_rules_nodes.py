@@ -81,6 +81,10 @@ BAD = {
          "so that the product with gpu_network_nccl_socket_nthreads is at most 64"]),
 }
 
+NICS_WITH_NUMBERS_AS_STRINGS = [
+    {"device": "ens6", "address": "10.0.1.11/24", "table": "101", "mtu": "9000"},
+    {"device": "ens7", "address": "10.0.2.11/24", "table": 102, "priority": "900"},
+]
 # Every number and boolean as a string, as -e and INI inventories give them.
 GOOD = {
     "hugepages": ["hugepages_2m_count=512", "hugepages_1g_count=2", "hugepages_mount_enabled=true",
@@ -89,9 +93,8 @@ GOOD = {
     "nvidia_driver": ["nvidia_driver_branch=570", "nvidia_driver_nvswitch=false", "nvidia_driver_packages_enabled=no",
                       "nvidia_driver_reboot_allowed=true", "nvidia_driver_cuda_repo_key_checksum=sha256:0abc12",
                       as_json({"nvidia_driver_module_options": {"NVreg_EnableStreamMemOPs": 1}})],
-    "gpu_network": [as_json(dict(BOND, gpu_network_bond_addresses=["10.0.0.11/24"], gpu_network_secondary_nics=[
-        {"device": "ens6", "address": "10.0.1.11/24", "table": "101", "mtu": "9000"},
-        {"device": "ens7", "address": "10.0.2.11/24", "table": 102, "priority": "900"}])),
+    "gpu_network": [as_json(dict(BOND, gpu_network_bond_addresses=["10.0.0.11/24"],
+                                 gpu_network_secondary_nics=NICS_WITH_NUMBERS_AS_STRINGS)),
                     "gpu_network_bond_gateway=10.0.0.1", "gpu_network_bond_mtu=9000", "gpu_network_bond_miimon=100",
                     "gpu_network_apply=false", "gpu_network_secondary_rule_priority=1000",
                     "gpu_network_nccl_ib_gid_index=3", "gpu_network_nccl_socket_nthreads=4",
