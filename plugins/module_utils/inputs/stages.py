@@ -83,6 +83,7 @@ PARTS = (
     Part("nvidia_driver", "nodes", ("nodes", "nvidia_driver"), "prepare_nodes_hosts"),
     Part("hugepages", "nodes", ("nodes", "hugepages"), "prepare_nodes_hosts"),
     Part("gpu_network", "nodes", ("nodes", "gpu_network"), "prepare_nodes_hosts"),
+    Part("gpu_selinux_contexts", "nodes", ("nodes", "gpu_selinux_contexts"), "prepare_nodes_hosts"),
     Part("gpu_node_labels", "gpu_stack", ("gpu_stack", "gpu_node_labels"), "gpuops_gpu_hosts"),
     # Both stacks are checked whichever is chosen: the other one is removed with its own variables.
     Part("nvidia_device_plugin", "gpu_stack", ("gpu_stack", "nvidia_device_plugin")),
