@@ -142,6 +142,23 @@ def mpi_operator_manifest():
     return path
 
 
+# The releases pinned before the current pins, to upgrade from in place.
+PREVIOUS_PINS = {"nvidia_device_plugin": "v0.17.1", "mpi_operator": "v0.8.0"}
+
+
+def previous_mpi_operator_manifest():
+    """deploy/v2beta1/mpi-operator.yaml of the release pinned before, from the Go module proxy (cached)."""
+    go = os.environ.get("GO", "/usr/local/go/bin/go")
+    download = subprocess.run(
+        [go, "mod", "download", "-json", "github.com/kubeflow/mpi-operator@" + PREVIOUS_PINS["mpi_operator"]],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+        env=dict(os.environ, GOMODCACHE=os.path.join(CACHE_ROOT, "go", "mod"), GOFLAGS="-mod=mod"))
+    if download.returncode != 0:
+        pytest.fail("downloading github.com/kubeflow/mpi-operator@%s from the Go module proxy failed:\n%s"
+                    % (PREVIOUS_PINS["mpi_operator"], download.stdout[-2000:] + download.stderr[-2000:]), pytrace=False)
+    return os.path.join(yaml.safe_load(download.stdout)["Dir"], "deploy", "v2beta1", "mpi-operator.yaml")
+
+
 def unreachable_kubeconfig(lab, path):
     """The lab's kubeconfig pointed at a port where nothing listens: any API call fails to connect."""
     with open(lab.kubeconfig, encoding="utf-8") as handle:

@@ -20,8 +20,9 @@ import pytest
 import yaml
 
 from gpu_stack_harness import (
-    CHART_DIR, GPU_PRODUCT_LABEL, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, helm_binary, mpi_operator_manifest,
-    run_playbook, seed_facts, unique, unreachable_kubeconfig, wait_for, write_inventory,
+    CHART_DIR, GPU_PRODUCT_LABEL, PREVIOUS_PINS, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, helm_binary,
+    mpi_operator_manifest, previous_mpi_operator_manifest, run_playbook, seed_facts, unique, unreachable_kubeconfig,
+    wait_for, write_inventory,
 )
 from gpuops_testlib.versions import pinned
 
@@ -283,61 +284,56 @@ def test_bad_host_variable_fails_before_any_api_call(lab, stack, tmp_path):
     assert not run.results("Ask the API")
 
 
-def _versioned_manifest(source, path, image):
-    """The pinned release's manifest as a later release would change it: the controller's image."""
-    with open(source, encoding="utf-8") as handle:
-        docs = [doc for doc in yaml.safe_load_all(handle) if doc]
-    for doc in docs:
-        if doc["kind"] == "Deployment":
-            doc["spec"]["template"]["spec"]["containers"][0]["image"] = image
-    with open(path, "w", encoding="utf-8") as handle:
-        yaml.safe_dump_all(docs, handle)
-    return path
+def _mpi_operator_objects(lab):
+    crd = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+    deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
+                                            "-o", "yaml").stdout)
+    return crd, deployment
 
 
-def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp_path):
+def _mpi_operator_image(deployment):
+    return deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+def test_mpi_operator_upgrades_in_place_from_the_previous_pin_and_is_idempotent(lab, stack):
     """The role's Deployment next to the lab's controller process: kwok's pod runs nothing, so the only
     reconciler of MPIJobs stays the process (it holds the leader lease; the Deployment's pod never competes)."""
     extra = dict(stack["extra"])
+    previous = PREVIOUS_PINS["mpi_operator"]
+    at_previous = dict(extra, mpi_operator_version=previous, mpi_operator_manifest_src=previous_mpi_operator_manifest())
     try:
-        check = run_playbook(stack["env"], stack["inventory"], extra, check=True, diff=True, tags="mpi_operator")
+        check = run_playbook(stack["env"], stack["inventory"], at_previous, check=True, diff=True, tags="mpi_operator")
         assert check.rc == 0, check.explain()
         assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
                            "-o", "name").stdout.strip() == "", "check mode created the controller"
 
-        apply = run_playbook(stack["env"], stack["inventory"], extra, tags="mpi_operator")
-        assert apply.rc == 0, apply.explain()
-        crd = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+        # The release pinned before: Kubeflow's release manifest itself, from the Go module proxy.
+        old = run_playbook(stack["env"], stack["inventory"], at_previous, tags="mpi_operator")
+        assert old.rc == 0, old.explain()
+        crd, deployment = _mpi_operator_objects(lab)
         assert {"type": "Established", "status": "True"}.items() <= [
             c for c in crd["status"]["conditions"] if c["type"] == "Established"][0].items()
         assert "v2beta1" in [v["name"] for v in crd["spec"]["versions"] if v["served"]]
-        deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
-                                                "-o", "yaml").stdout)
         assert deployment["status"]["availableReplicas"] == 1
-        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:" + pinned("mpi_operator").lstrip("v")
-        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == pinned("mpi_operator")
+        assert _mpi_operator_image(deployment) == "mpioperator/mpi-operator:" + previous.lstrip("v")
         uids = (crd["metadata"]["uid"], deployment["metadata"]["uid"])
+
+        # The current pin, with the role's defaults: upgraded in place, the diff naming the new image.
+        upgrade = run_playbook(stack["env"], stack["inventory"], extra, diff=True, tags="mpi_operator")
+        assert upgrade.rc == 0, upgrade.explain()
+        crd, deployment = _mpi_operator_objects(lab)
+        assert (crd["metadata"]["uid"], deployment["metadata"]["uid"]) == uids, "upgrade deleted and recreated"
+        current_image = "mpioperator/mpi-operator:" + pinned("mpi_operator").lstrip("v")
+        assert _mpi_operator_image(deployment) == current_image
+        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == pinned("mpi_operator")
+        assert deployment["status"]["updatedReplicas"] == 1 and deployment["status"]["availableReplicas"] == 1
+        image_diffs = [item for name, item in upgrade.diffs() if "controller's Deployment" in name
+                       and current_image in str(item.get("after"))]
+        assert image_diffs, "the upgrade's diff does not show the new image"
 
         again = run_playbook(stack["env"], stack["inventory"], extra, diff=True, tags="mpi_operator")
         assert again.rc == 0, again.explain()
         assert again.changed == 0, again.explain()
-
-        newer = _versioned_manifest(mpi_operator_manifest(), str(tmp_path / "mpi-operator.yaml"),
-                                    "mpioperator/mpi-operator:0.8.1")
-        upgrade = run_playbook(stack["env"], stack["inventory"],
-                               dict(extra, mpi_operator_version="v0.8.1", mpi_operator_manifest_src=newer),
-                               diff=True, tags="mpi_operator")
-        assert upgrade.rc == 0, upgrade.explain()
-        crd = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
-        deployment = yaml.safe_load(lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator",
-                                                "-o", "yaml").stdout)
-        assert (crd["metadata"]["uid"], deployment["metadata"]["uid"]) == uids, "upgrade deleted and recreated"
-        assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "mpioperator/mpi-operator:0.8.1"
-        assert deployment["metadata"]["labels"]["gpuops.io/mpi-operator-version"] == "v0.8.1"
-        assert deployment["status"]["updatedReplicas"] == 1 and deployment["status"]["availableReplicas"] == 1
-        image_diffs = [item for name, item in upgrade.diffs() if "controller's Deployment" in name
-                       and "mpi-operator:0.8.1" in str(item.get("after"))]
-        assert image_diffs, "the upgrade's diff does not show the new image"
         # The lab's controller process still holds the leader lease: the kwok pod never took over.
         lease = lab.kubectl("get", "lease", "-n", "mpi-operator", "mpi-operator", "-o",
                             "jsonpath={.spec.holderIdentity}").stdout
@@ -350,6 +346,33 @@ def test_mpi_operator_apply_wait_idempotent_and_upgrade_in_place(lab, stack, tmp
     assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
                        "-o", "name").stdout.strip() == ""
     assert lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "name").stdout.strip()
+
+
+def test_device_plugin_upgrades_in_place_from_the_previous_pin(lab, stack):
+    ns = stack["namespace"]
+    previous = PREVIOUS_PINS["nvidia_device_plugin"]
+    old = run_playbook(stack["env"], stack["inventory"], dict(stack["extra"], nvidia_device_plugin_version=previous),
+                       tags="nvidia_device_plugin")
+    assert old.rc == 0, old.explain()
+    before = daemonset(lab, ns, "nvidia-device-plugin")
+    assert before["spec"]["template"]["spec"]["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:" + previous
+
+    upgrade = run_playbook(stack["env"], stack["inventory"], stack["extra"], diff=True, tags="nvidia_device_plugin")
+    assert upgrade.rc == 0, upgrade.explain()
+    after = daemonset(lab, ns, "nvidia-device-plugin")
+    assert after["metadata"]["uid"] == before["metadata"]["uid"], "upgrade deleted and recreated the DaemonSet"
+    assert after["spec"]["template"]["spec"]["containers"][0]["image"] == DEVICE_PLUGIN_IMAGE
+    assert [item for name, item in upgrade.diffs() if "Apply the device plugin" in name
+            and DEVICE_PLUGIN_IMAGE in str(item.get("after"))], "the upgrade's diff does not show the new image"
+    expected_nodes = gpu_labelled_nodes(lab)
+
+    def rolled_to_the_pin():
+        placed = pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)
+        return sorted(placed) == expected_nodes and all(
+            pod.spec.containers[0].image == DEVICE_PLUGIN_IMAGE for pod in placed.values())
+
+    wait_for(rolled_to_the_pin, 120, "the device plugin pods to roll to " + DEVICE_PLUGIN_IMAGE)
+    assert run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="nvidia_device_plugin").changed == 0
 
 
 def test_device_plugin_from_a_static_manifest(lab, stack, tmp_path):
