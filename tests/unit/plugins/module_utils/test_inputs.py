@@ -73,7 +73,7 @@ def test_a_whole_run_checks_the_node_roles_the_gpu_stack_and_the_chosen_launcher
     site = {"gpuops_launcher": "mpijob", "gpuops_training_operator": False, "gpuops_gpu_validation": True}
     assert _roles(parts_to_check(["nodes", "gpu_stack", "verify"], site)) == [
         "nvidia_driver", "hugepages", "gpu_network", "gpu_selinux_contexts", "gpu_node_labels", "nvidia_device_plugin",
-        "gpu_operator", "gpu_validation", "mpi_operator", "mpijob_launcher"]
+        "gpu_operator", "gpu_validation", "mpi_operator", "versions_report", "mpijob_launcher"]
 
 
 def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
