@@ -152,8 +152,10 @@ def selinux(status, mode=None):
 ENFORCING = selinux("enabled", "enforcing")
 
 
-def case(name, facts=ENFORCING, role_vars=SCRATCH_PATHS, **prepare):
-    return RoleCase(name, "gpu_selinux_contexts", "rhel9", dict(role_vars), node(**prepare), TOOL_ENV, facts=facts)
+def case(name, facts=None, role_vars=None, **prepare):
+    """One host of the run: enforcing with the scratch paths unless told otherwise."""
+    return RoleCase(name, "gpu_selinux_contexts", "rhel9", dict(SCRATCH_PATHS if role_vars is None else role_vars),
+                    node(**prepare), TOOL_ENV, facts=ENFORCING if facts is None else facts)
 
 
 def rules(*pairs):
