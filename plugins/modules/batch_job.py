@@ -30,6 +30,7 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpuops.cluster.k8s_connection
   - gpuops.cluster.job_wait
+  - gpuops.cluster.job_pod
 options:
   state:
     description:

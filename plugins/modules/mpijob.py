@@ -39,6 +39,7 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpuops.cluster.k8s_connection
   - gpuops.cluster.job_wait
+  - gpuops.cluster.job_pod
   - gpuops.cluster.kubeflow_job
 options:
   name:
@@ -219,6 +220,7 @@ EXAMPLES = r"""
     host_paths: [/dev/infiniband]
     privileged: true
     service_account: gpuops-benchmark
+    image_pull_secrets: [gpuops-registry]
     node_selector:
       nvidia.com/gpu.present: "true"
     tolerations:

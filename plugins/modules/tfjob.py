@@ -39,6 +39,7 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpuops.cluster.k8s_connection
   - gpuops.cluster.job_wait
+  - gpuops.cluster.job_pod
   - gpuops.cluster.kubeflow_job
 options:
   name:

@@ -96,16 +96,30 @@ PARTS = (
          chosen=lambda site: site.get("gpuops_training_operator", False)),
     Part("versions_report", "gpu_stack", ("gpu_stack", "versions_report"),
          chosen=lambda site: site.get("gpuops_versions_report", True)),
+    # The registry credentials (gpuops_registry_*) go where the roles that make pods include them: the device
+    # plugin, the GPU Operator, GPU validation's smoke pods and the Kubernetes launchers. Checked once a run.
+    Part("registry_credentials", "gpu_stack", ("gpu_stack", "nvidia_device_plugin")),
+    Part("registry_credentials", "gpu_stack", ("gpu_stack", "gpu_operator")),
+    Part("registry_credentials", "gpu_stack", ("gpu_stack", "gpu_validation"),
+         chosen=lambda site: site.get("gpuops_gpu_validation", True)),
     Part("training_benchmark", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
     Part("ssh_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
     Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
     Part("tfjob_launcher", "verify", ("verify",), chosen=_launcher("tfjob")),
     Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
     Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
+    Part("registry_credentials", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") != "ssh"),
 )
 
 
 def parts_to_check(stages, site, run_tags=("all",), skip_tags=()):
-    """The parts of ``stages`` that this run takes, given the converted site variables and the tags."""
-    return [part for part in PARTS
-            if part.stage in stages and part.runs_under(run_tags, skip_tags) and part.chosen(site)]
+    """The parts of ``stages`` that this run takes, given the converted site variables and the tags; a role that
+    two stages run on the same hosts is checked once."""
+    taken, seen = [], set()
+    for part in PARTS:
+        if part.stage in stages and part.runs_under(run_tags, skip_tags) and part.chosen(site):
+            key = (part.role, part.hosts_variable)
+            if key not in seen:
+                seen.add(key)
+                taken.append(part)
+    return taken

@@ -113,8 +113,8 @@ def build_batch_job(params):
     problems.extend(_option_problems(params, gpu_resource))
     job_spec = _job_spec(params, problems)
     gpus = max(pod_template.int_option(params, "gpus", 0, problems) or 0, 0)
-    env, resources, tolerations, node_selector, shm, host_paths, service_account = pod_template.pod_options(
-        params, problems)
+    (env, resources, tolerations, node_selector, shm, host_paths, service_account,
+     pull_secrets) = pod_template.pod_options(params, problems)
     volumes = _volumes(params.get("volumes"), problems)
     readiness_port = pod_template.port_option(params, "readiness_port", 1, problems)
     subdomain = params.get("subdomain")
@@ -149,6 +149,7 @@ def build_batch_job(params):
         pod_template.privileged(pod)
     if service_account:
         pod["serviceAccountName"] = service_account
+    pod_template.pull_with(pod, pull_secrets)
     job_spec["template"] = {"metadata": {"labels": {ROLE_LABEL: ROLE}}, "spec": pod}
 
     return {"apiVersion": BATCH_JOB.api_version, "kind": KIND, "metadata": pod_template.job_metadata(params, params["name"]),

@@ -48,7 +48,7 @@ HIGH_LEVEL_OPTIONS = (
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
     "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "host_paths", "service_account",
-    "worker_ssh_port", "spread_workers",
+    "worker_ssh_port", "spread_workers", "image_pull_secrets",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
 _OPTION_DEFAULTS = {"privileged": False, "spread_workers": False}
@@ -122,8 +122,8 @@ def build_mpijob(params):
     run_policy = kubeflow.run_policy(params, problems)
     problems.extend(name_problems(name, workers if isinstance(workers, int) else 1))
     problems.extend(_option_problems(params, gpu_resource))
-    env, worker_resources, tolerations, node_selector, shm, host_paths, service_account = pod_template.pod_options(
-        params, problems)
+    (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
+     pull_secrets) = pod_template.pod_options(params, problems)
     launcher_resources = pod_template.normalize_resources(params.get("launcher_resources"), "launcher_resources",
                                                           problems)
     ssh_port = pod_template.port_option(params, "worker_ssh_port", 0, problems)
@@ -164,6 +164,8 @@ def build_mpijob(params):
     if service_account:
         launcher_pod["serviceAccountName"] = service_account
         worker_pod["serviceAccountName"] = service_account
+    pod_template.pull_with(launcher_pod, pull_secrets)
+    pod_template.pull_with(worker_pod, pull_secrets)
 
     spec = {
         "slotsPerWorker": slots,

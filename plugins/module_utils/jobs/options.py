@@ -28,7 +28,7 @@ _WAIT_ARG_SPEC = dict(
 
 
 # The options every job module has besides its kind's own: the job's state, its pods' image, command,
-# environment, resources, placement and volumes, and the job object's metadata.
+# environment, resources, placement, volumes and image pull secrets, and the job object's metadata.
 _JOB_ARG_SPEC = dict(
     state=dict(type="str", choices=["present", "absent"], default="present"),
     image=dict(type="str"),
@@ -41,6 +41,8 @@ _JOB_ARG_SPEC = dict(
     privileged=dict(type="bool", default=False),
     host_paths=dict(type="list", elements="str"),
     service_account=dict(type="str"),
+    # Names of Secrets, not their content.
+    image_pull_secrets=dict(type="list", elements="str", no_log=False),
     node_selector=dict(type="dict"),
     tolerations=dict(type="list", elements="dict"),
     image_pull_policy=dict(type="str", choices=["Always", "IfNotPresent", "Never"]),

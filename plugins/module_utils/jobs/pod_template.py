@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """Pod template pieces every job kind builds the same way: containers, resources, env, tolerations,
-node selectors, volumes (/dev/shm, host paths), the service account and integer options, each checked with
-every problem collected (named by its argument) rather than stopping at the first."""
+node selectors, volumes (/dev/shm, host paths), the service account, image pull secrets and integer options,
+each checked with every problem collected (named by its argument) rather than stopping at the first."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -28,7 +28,7 @@ SHM_PATH = "/dev/shm"
 
 # The pod options every job kind takes, checked: see pod_options.
 PodOptions = namedtuple("PodOptions", ("env", "resources", "tolerations", "node_selector", "shm", "host_paths",
-                                       "service_account"))
+                                       "service_account", "image_pull_secrets"))
 
 
 def int_option(params, argument, minimum, problems):
@@ -324,14 +324,46 @@ def service_account_name(name, problems):
     return name
 
 
+def image_pull_secret_refs(names, problems):
+    """The `image_pull_secrets` option (names of Secrets in the job's namespace) as a pod's imagePullSecrets,
+    [{"name": ...}] in the order given; [] when none. A name that is not a DNS-1123 subdomain, or one given
+    twice, is refused naming it."""
+    if names is None:
+        return []
+    if not isinstance(names, list):
+        problems.append("image_pull_secrets must be a list of Secret names, got {0!r}".format(names))
+        return []
+    refs, seen = [], set()
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or not is_dns1123_subdomain(name):
+            problems.append("image_pull_secrets[{0}]: {1!r} must be a Secret's name, a DNS-1123 subdomain such as "
+                            "gpuops-registry".format(index, name))
+            continue
+        if name in seen:
+            problems.append("image_pull_secrets[{0}]: {1} is given twice".format(index, name))
+            continue
+        seen.add(name)
+        refs.append({"name": name})
+    return refs
+
+
+def pull_with(pod_spec, refs):
+    """Let the pod's kubelet pull its images with the registry credentials of `refs` (image_pull_secret_refs);
+    a pod without any is left as it is."""
+    if refs:
+        pod_spec["imagePullSecrets"] = copy.deepcopy(refs)
+
+
 def pod_options(params, problems):
     """The pod options every job kind takes, each checked into `problems`, as a PodOptions: env (the env list),
     resources (of the containers that hold the GPUs), tolerations, node_selector, shm (see shm_volume),
-    host_paths (see host_path_volumes) and service_account (see service_account_name)."""
+    host_paths (see host_path_volumes), service_account (see service_account_name) and image_pull_secrets
+    (see image_pull_secret_refs)."""
     return PodOptions(env=normalize_env(params.get("env"), problems),
                       resources=normalize_resources(params.get("resources"), "resources", problems),
                       tolerations=normalize_tolerations(params.get("tolerations"), problems),
                       node_selector=normalize_node_selector(params.get("node_selector"), problems),
                       shm=shm_volume(params.get("shm_size"), problems),
                       host_paths=host_path_volumes(params.get("host_paths"), problems),
-                      service_account=service_account_name(params.get("service_account"), problems))
+                      service_account=service_account_name(params.get("service_account"), problems),
+                      image_pull_secrets=image_pull_secret_refs(params.get("image_pull_secrets"), problems))

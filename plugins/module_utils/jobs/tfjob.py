@@ -54,7 +54,7 @@ HIGH_LEVEL_OPTIONS = (
     "image", "command", "workers", "parameter_servers", "chief", "gpus_per_worker", "env", "resources",
     "ps_resources", "host_network", "node_selector", "tolerations", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "image_pull_policy", "labels", "annotations", "shm_size",
-    "privileged", "host_paths", "service_account", "spread_workers", "port", "success_policy",
+    "privileged", "host_paths", "service_account", "spread_workers", "port", "success_policy", "image_pull_secrets",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
 _OPTION_DEFAULTS = {"privileged": False, "spread_workers": False, "chief": False}
@@ -128,8 +128,8 @@ def build_tfjob(params):
     problems.extend(name_problems(name, {"chief": int(chief), "worker": max(workers or 1, 1),
                                          "ps": max(parameter_servers, 0)}))
     problems.extend(_option_problems(params, gpu_resource))
-    env, worker_resources, tolerations, node_selector, shm, host_paths, service_account = pod_template.pod_options(
-        params, problems)
+    (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
+     pull_secrets) = pod_template.pod_options(params, problems)
     ps_resources = pod_template.normalize_resources(params.get("ps_resources"), "ps_resources", problems)
     port = pod_template.port_option(params, "port", 1, problems) or DEFAULT_PORT
     if gpus:
@@ -154,6 +154,7 @@ def build_tfjob(params):
             pod["tolerations"] = copy.deepcopy(tolerations)
         if service_account:
             pod["serviceAccountName"] = service_account
+        pod_template.pull_with(pod, pull_secrets)
         return {"replicas": count, "restartPolicy": RESTART_POLICY, "template": {"spec": pod}}
 
     replica_specs = {"Worker": replica(workers, worker_resources, placed=True)}

@@ -54,6 +54,15 @@ def test_host_network_keeps_the_cluster_dns_and_privilege_and_retries_are_opt_in
     assert (body["spec"]["backoffLimit"], body["spec"]["activeDeadlineSeconds"]) == (2, 600)
 
 
+def test_image_pull_secrets_are_referenced_by_the_pod_and_a_bad_name_is_refused():
+    pod = build_batch_job(dict(SINGLE_NODE, image_pull_secrets=["gpuops-registry"]))["spec"]["template"]["spec"]
+    assert pod["imagePullSecrets"] == [{"name": "gpuops-registry"}]
+    assert "imagePullSecrets" not in build_batch_job(SINGLE_NODE)["spec"]["template"]["spec"]
+    with pytest.raises(InvalidArgumentError) as caught:
+        build_batch_job(dict(SINGLE_NODE, image_pull_secrets="gpuops-registry"))
+    assert caught.value.problems == ["image_pull_secrets must be a list of Secret names, got 'gpuops-registry'"]
+
+
 def test_every_problem_is_listed_before_anything_is_built():
     with pytest.raises(InvalidArgumentError) as caught:
         build_batch_job(dict(name="Bad_Name", image="", command="horovodrun", gpus=-1, backoff_limit=-1,

@@ -73,7 +73,23 @@ def test_a_whole_run_checks_the_node_roles_the_gpu_stack_and_the_chosen_launcher
     site = {"gpuops_launcher": "mpijob", "gpuops_training_operator": False, "gpuops_gpu_validation": True}
     assert _roles(parts_to_check(["nodes", "gpu_stack", "verify"], site)) == [
         "nvidia_driver", "hugepages", "gpu_network", "gpu_selinux_contexts", "gpu_node_labels", "nvidia_device_plugin",
-        "gpu_operator", "gpu_validation", "mpi_operator", "versions_report", "mpijob_launcher"]
+        "gpu_operator", "gpu_validation", "mpi_operator", "versions_report", "registry_credentials", "mpijob_launcher"]
+
+
+@pytest.mark.parametrize("stages, site, run_tags, skip_tags, checked", [
+    # Once a run, though the stack and the launcher both include it.
+    (["gpu_stack", "verify"], {"gpuops_launcher": "pod"}, ["all"], [], True),
+    (["gpu_stack"], {}, ["gpu_operator"], [], True),
+    (["gpu_stack"], {"gpuops_gpu_validation": False}, ["gpu_validation"], [], False),
+    (["verify"], {"gpuops_launcher": "job"}, ["all"], [], True),
+    # Over SSH no pod is made.
+    (["verify"], {"gpuops_launcher": "ssh"}, ["all"], [], False),
+    (["gpu_stack", "verify"], {"gpuops_launcher": "mpijob"}, ["mpi_operator"], [], False),
+])
+def test_the_registry_credentials_are_checked_once_wherever_a_role_that_makes_pods_runs(
+        stages, site, run_tags, skip_tags, checked):
+    roles = _roles(parts_to_check(stages, site, run_tags, skip_tags))
+    assert roles.count("registry_credentials") == (1 if checked else 0)
 
 
 def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
@@ -85,8 +101,8 @@ def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
 @pytest.mark.parametrize("run_tags, skip_tags, roles", [
     (["hugepages"], [], ["hugepages"]),
     (["nodes"], ["gpu_network"], ["nvidia_driver", "hugepages", "gpu_selinux_contexts"]),
-    (["mpi_operator", "verify"], [], ["mpi_operator", "tfjob_launcher"]),
-    (["all"], ["nodes", "gpu_stack", "mpi_operator"], ["training_operator", "tfjob_launcher"]),
+    (["mpi_operator", "verify"], [], ["mpi_operator", "tfjob_launcher", "registry_credentials"]),
+    (["all"], ["nodes", "gpu_stack", "mpi_operator"], ["training_operator", "tfjob_launcher", "registry_credentials"]),
     (["tagged"], ["verify", "nodes", "gpu_stack", "mpi_operator", "training_operator"], []),
 ])
 def test_tags_choose_the_roles_checked_as_they_choose_the_roles_run(run_tags, skip_tags, roles):

@@ -325,6 +325,32 @@ def test_privileged_host_paths_and_service_account():
     assert launcher["serviceAccountName"] == worker["serviceAccountName"] == "gpuops-benchmark"
 
 
+def test_image_pull_secrets_are_referenced_by_the_launcher_and_every_worker():
+    body = build_mpijob(dict(VALID, image_pull_secrets=["gpuops-registry", "ngc"]))
+    for role in ("Launcher", "Worker"):
+        pod = body["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
+        assert pod["imagePullSecrets"] == [{"name": "gpuops-registry"}, {"name": "ngc"}]
+    # None given, or an empty list (a role with no registry credentials), leaves the pods as they were.
+    for given in (None, []):
+        worker = build_mpijob(dict(VALID, image_pull_secrets=given))["spec"]["mpiReplicaSpecs"]["Worker"]
+        assert "imagePullSecrets" not in worker["template"]["spec"]
+
+
+def test_bad_or_repeated_image_pull_secrets_are_refused_naming_them():
+    assert problems_of(dict(VALID, image_pull_secrets=["Registry_Creds", "ngc", "ngc"])) == [
+        "image_pull_secrets[0]: 'Registry_Creds' must be a Secret's name, a DNS-1123 subdomain such as gpuops-registry",
+        "image_pull_secrets[2]: ngc is given twice",
+    ]
+
+
+def test_definition_is_mutually_exclusive_with_image_pull_secrets():
+    definition = copy.deepcopy(DGX_PAIR_EXPECTED)
+    assert problems_of(dict(definition=definition, image_pull_secrets=["gpuops-registry"])) == [
+        "definition is mutually exclusive with image_pull_secrets: give a raw MPIJob or the high-level options, "
+        "not both"]
+    assert desired_job(dict(definition=definition, image_pull_secrets=[]))["spec"] == DGX_PAIR_EXPECTED["spec"]
+
+
 def test_privileged_off_and_no_host_paths_leave_the_pods_alone():
     worker = build_mpijob(dict(VALID, privileged=False, host_paths=[]))["spec"]["mpiReplicaSpecs"]["Worker"]
     assert worker["template"]["spec"] == {"containers": [{"name": "worker", "image": "horovod:0.28.1",

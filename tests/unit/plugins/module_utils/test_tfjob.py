@@ -108,6 +108,18 @@ def test_a_minimal_job_is_one_worker_on_port_2222_and_the_port_host_network_and_
     assert "securityContext" not in ps["containers"][0] and "volumes" not in ps
 
 
+def test_image_pull_secrets_are_referenced_by_every_replica_type():
+    body = build_tfjob(dict(PS_JOB, image_pull_secrets=["gpuops-registry"]))
+    specs = body["spec"]["tfReplicaSpecs"]
+    assert sorted(specs) == ["Chief", "PS", "Worker"]
+    for replica in specs.values():
+        assert replica["template"]["spec"]["imagePullSecrets"] == [{"name": "gpuops-registry"}]
+    assert all("imagePullSecrets" not in replica["template"]["spec"]
+               for replica in build_tfjob(dict(PS_JOB, image_pull_secrets=[]))["spec"]["tfReplicaSpecs"].values())
+    assert problems_of(dict(PS_JOB, image_pull_secrets=["ngc key"])) == [
+        "image_pull_secrets[0]: 'ngc key' must be a Secret's name, a DNS-1123 subdomain such as gpuops-registry"]
+
+
 def problems_of(params):
     with pytest.raises(InvalidArgumentError) as raised:
         desired_job(params)
