@@ -377,7 +377,8 @@ def _write_report(module, report, result):
     content = to_bytes(report_json(report))
     changed, previous = file_state(path, content)
     result.update(changed=changed, path=path)
-    if module._diff:
+    # A diff only for a change: an unchanged file shows none, as Ansible's own file modules do.
+    if module._diff and changed:
         result["diff"] = dict(before_header=path, after_header=path,
                               before=to_text(previous) if previous is not None else "", after=to_text(content))
     if changed and not module.check_mode:

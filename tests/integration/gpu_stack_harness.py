@@ -11,6 +11,7 @@ or from a seeded fact cache).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -156,7 +157,7 @@ def previous_mpi_operator_manifest():
     if download.returncode != 0:
         pytest.fail("downloading github.com/kubeflow/mpi-operator@%s from the Go module proxy failed:\n%s"
                     % (PREVIOUS_PINS["mpi_operator"], download.stdout[-2000:] + download.stderr[-2000:]), pytrace=False)
-    return os.path.join(yaml.safe_load(download.stdout)["Dir"], "deploy", "v2beta1", "mpi-operator.yaml")
+    return os.path.join(json.loads(download.stdout)["Dir"], "deploy", "v2beta1", "mpi-operator.yaml")
 
 
 def unreachable_kubeconfig(lab, path):

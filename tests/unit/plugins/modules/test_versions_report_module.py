@@ -105,7 +105,9 @@ def test_the_file_is_written_once_then_left_alone_until_a_version_changes(tmp_pa
     with open(first.result["path"]) as handle:
         written = json.load(handle)
     assert written["rows"] == first.result["rows"]
-    assert run(args(tmp_path), api).result["changed"] is False
+    unchanged = run(args(tmp_path), api, diff=True)
+    assert unchanged.result["changed"] is False
+    assert "diff" not in unchanged.result, "an unchanged report shows no diff"
     assert run(args(tmp_path), api, check_mode=True).result["changed"] is False
 
     api.objects[("Deployment", "mpi-operator", "mpi-operator")] = workload("mpioperator/mpi-operator:0.8.2")
