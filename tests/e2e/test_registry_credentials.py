@@ -89,3 +89,5 @@ def test_one_set_of_credentials_reaches_every_namespace_and_pod_and_is_never_pri
     again = _run("gpu_stack.yml", inventory, tmp_path, "--tags", "nvidia_device_plugin", json_output=True)
     assert again.rc == 0, again.explain()
     assert again.changed_tasks() == []
+    # Gone before the next test: the tests that follow compare the API's objects before and after a run.
+    kubectl("delete", "namespace", NAMESPACE, PLUGIN_NAMESPACE, "--wait=true", "--timeout=180s")
