@@ -88,8 +88,10 @@ class ActionModule(ActionBase):
         parts = parts_to_check(args["stages"], site, task_vars.get("ansible_run_tags") or ["all"],
                                task_vars.get("ansible_skip_tags") or [])
         here = task_vars.get("inventory_hostname")
-        roles = [_Role(self._loader, part.role) for part in parts
-                 if here in self._hosts_of(part.hosts_pattern(task_vars), task_vars)]
+        # Most parts share a pattern (localhost, or the GPU nodes' group): each is resolved once.
+        patterns = set(part.hosts_pattern(task_vars) for part in parts)
+        targeted = dict((pattern, here in self._hosts_of(pattern, task_vars)) for pattern in patterns)
+        roles = [_Role(self._loader, part.role) for part in parts if targeted[part.hosts_pattern(task_vars)]]
         return self._check_roles(roles, SITE_RULES, site, task_vars, site_checked=True)
 
     def _hosts_of(self, pattern, task_vars):
