@@ -388,7 +388,8 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
             report = json.load(handle)
         assert report["passed"] is False and report["summary"][0].startswith("verdict:     FAILED (an MPIJob")
     finally:
-        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        # Waited for: the input tests that follow compare the API's objects before and after their runs.
+        kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
 
 
 def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):

@@ -8,6 +8,7 @@ runs, no task changes anything and no API object appears, in check mode and for 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -95,6 +96,18 @@ def _api_objects():
     return set(listed.stdout.split())
 
 
+def _settled_api_objects(timeout=180):
+    """The uids once no namespace is being deleted: a deletion still running would empty it mid-test."""
+    deadline = time.monotonic() + timeout
+    while True:
+        phases = kubectl("get", "namespaces", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase}{' '}{end}")
+        terminating = [entry for entry in phases.stdout.split() if entry.endswith("=Terminating")]
+        if not terminating:
+            return _api_objects()
+        assert time.monotonic() < deadline, "namespaces still being deleted after %d s: %s" % (timeout, terminating)
+        time.sleep(2)
+
+
 def _site(arguments, options, check):
     return run_playbook(SITE, LAB_INVENTORY, arguments, (["--check"] if check else []) + list(options),
                         env=ansible_env(TMPDIR=os.path.join(LAB_DIR, "tmp")), timeout=300)
@@ -105,7 +118,7 @@ def _site(arguments, options, check):
 def test_bad_input_stops_the_run_in_its_first_task_naming_only_what_is_wrong(second_run, arguments, options,
                                                                              problems, check):
     assert second_run.rc == 0, second_run.explain()
-    before = _api_objects()
+    before = _settled_api_objects()
     done = _site(arguments, options, check)
     assert done.rc == 2, done.explain()
     assert {short_name(task) for task, _host, _result in done.tasks()} == {CHECK_TASK}, done.explain()
