@@ -82,6 +82,7 @@ def _launcher(name):
 
 PARTS = (
     Part("nvidia_driver", "nodes", ("nodes", "nvidia_driver"), "prepare_nodes_hosts"),
+    Part("nvidia_container_toolkit", "nodes", ("nodes", "nvidia_container_toolkit"), "prepare_nodes_hosts"),
     Part("hugepages", "nodes", ("nodes", "hugepages"), "prepare_nodes_hosts"),
     Part("gpu_network", "nodes", ("nodes", "gpu_network"), "prepare_nodes_hosts"),
     Part("gpu_selinux_contexts", "nodes", ("nodes", "gpu_selinux_contexts"), "prepare_nodes_hosts"),
