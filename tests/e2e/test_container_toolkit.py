@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from gpuops_testlib.ansible_run import ansible_env, run_playbook
+from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env, run_playbook
 from gpuops_testlib.lab_control_plane import LAB_INVENTORY
 from gpuops_testlib.lab_pods import kubectl, wait_for, workload_image
 from gpuops_testlib.versions import pinned
@@ -86,6 +86,15 @@ def test_each_node_has_the_pinned_toolkit_from_the_signed_repository_and_contain
         started = _on_node(node, "grep -o 'Runtimes:map\\[[a-z]*' /var/log/gpuops-lab/containerd.log").stdout
         assert "Runtimes:map[nvidia" in started, "containerd on %s runs without the nvidia runtime" % node
         assert _on_node(node, "test -e /var/lib/gpuops-nvidia-container-toolkit.restart-pending").returncode == 1
+
+
+@pytest.mark.usefixtures("toolkit_namespace")
+def test_site_s_versions_report_shows_each_node_s_toolkit_against_the_pin():
+    with open(os.path.join(CACHE_ROOT, "versions-report.json"), encoding="utf-8") as handle:
+        rows = [row for row in json.load(handle)["rows"] if row["component"] == "container_toolkit"]
+    assert [(row["where"], row["observed"], row["pinned"], row["status"]) for row in rows] == [
+        (node, pinned("nvidia_container_toolkit").lstrip("v"), pinned("nvidia_container_toolkit"), "match")
+        for node in NODES], rows
 
 
 @pytest.mark.usefixtures("toolkit_namespace")
