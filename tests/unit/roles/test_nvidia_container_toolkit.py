@@ -109,9 +109,13 @@ def node(daemons=(), files=None):
     return prepare
 
 
-def case(name, platform, role_vars, with_ctk=True, **prepare):
-    """One host; with_ctk puts the real nvidia-ctk on its PATH (the folder is filled in by the fixture)."""
-    return RoleCase(name, ROLE, platform, role_vars, node(**prepare), tool_dirs=("CTK",) if with_ctk else ())
+# Stands for nvidia-ctk's folder in a case's tool_dirs until the ctk_bin fixture knows it (with_ctk).
+CTK_DIR = "<nvidia-ctk's folder>"
+
+
+def case(name, platform, role_vars, ctk_on_path=True, **prepare):
+    """One host; ctk_on_path puts the real nvidia-ctk on its PATH."""
+    return RoleCase(name, ROLE, platform, role_vars, node(**prepare), tool_dirs=(CTK_DIR,) if ctk_on_path else ())
 
 
 CRIO = {"daemons": ["crio"], "files": {"etc/crio/crio.conf": CRIO_CONF}}
@@ -157,12 +161,12 @@ SECOND_RUN = [replace(c, role_vars=ALLOWED) for c in CASES
               if c.name in ("crio_rhel9", "docker_ubuntu", "containerd_no_imports", "containerd_multiline")]
 FRESH_REPO = {"nvidia_container_toolkit_repo_base_url": "file://" + CASE_ROOT + "/mirror",
               "nvidia_container_toolkit_restart_allowed": True}
-CHECK_CASES = [case("check_rhel9", "rhel9", FRESH_REPO, with_ctk=False, **CRIO),
-               case("check_ubuntu", "ubuntu2204", FRESH_REPO, with_ctk=False, **DOCKER)]
+CHECK_CASES = [case("check_rhel9", "rhel9", FRESH_REPO, ctk_on_path=False, **CRIO),
+               case("check_ubuntu", "ubuntu2204", FRESH_REPO, ctk_on_path=False, **DOCKER)]
 
 
 def with_ctk(cases, ctk_bin):
-    return [replace(c, tool_dirs=tuple(str(ctk_bin) if d == "CTK" else d for d in c.tool_dirs)) for c in cases]
+    return [replace(c, tool_dirs=tuple(str(ctk_bin) if d == CTK_DIR else d for d in c.tool_dirs)) for c in cases]
 
 
 @pytest.fixture(scope="module")
