@@ -4,9 +4,9 @@
 """The NVIDIA Container Toolkit on the lab make lab made. site.yml's nvidia_container_toolkit role installed the
 toolkit on each node from the lab's signed repository in NVIDIA's layout (nvidia-ctk and nvidia-container-runtime
 built from NVIDIA's source at the pinned tag; libnvidia-container an empty stand-in), and nvidia-ctk added the
-NVIDIA runtime to each node's containerd, which restarted with it. Here: the running containerd has the runtime,
-pods of the nvidia RuntimeClass run through nvidia-container-runtime, the versions report shows each node's
-toolkit against the pin, and a configuration change restarts containerd on one node, drained (the main job's
+NVIDIA runtime to each node's containerd as its default, and containerd restarted with it. Here: the running
+containerd has the runtime, pods run through nvidia-container-runtime (by default and by the nvidia
+RuntimeClass), the versions report shows each node's toolkit against the pin, and a configuration change restarts containerd on one node, drained (the main job's
 finished MPIJob goes with its pods) and uncordoned, with the kubelet reconnecting. No GPU: the runtime finds no
 device to inject and runs the container as runc does."""
 
@@ -56,12 +56,15 @@ def _pods_on(node):
             if not any(owner["kind"] == "DaemonSet" for owner in pod["metadata"].get("ownerReferences", []))}
 
 
-def _run_pod(name, node):
-    """A pod of the nvidia RuntimeClass on node, to completion; its container's runtime options from containerd."""
+def _run_pod(name, node, runtime_class=None):
+    """A pod on node (of runtime_class, else of the default runtime), to completion; its container's runtime
+    options as containerd recorded them."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
-           "spec": {"runtimeClassName": "nvidia", "restartPolicy": "Never", "nodeName": node,
+           "spec": {"restartPolicy": "Never", "nodeName": node,
                     "containers": [{"name": "probe", "image": workload_image(), "imagePullPolicy": "Never",
                                     "command": ["sh", "-c", "echo through the nvidia runtime"]}]}}
+    if runtime_class:
+        pod["spec"]["runtimeClassName"] = runtime_class
     kubectl("apply", "-f", "-", stdin=json.dumps(pod))
     wait_for(lambda: kubectl("get", "pod", "-n", NAMESPACE, name, "-o", "jsonpath={.status.phase}",
                              check=False).stdout == "Succeeded", 120, "pod %s to succeed" % name, interval=1)
@@ -106,16 +109,17 @@ def test_site_s_versions_report_shows_each_node_s_toolkit_against_the_pin():
 
 
 @pytest.mark.usefixtures("toolkit_namespace")
-def test_pods_of_the_nvidia_runtime_class_run_through_nvidia_container_runtime_on_each_node():
+def test_pods_run_through_nvidia_container_runtime_as_the_default_and_by_the_nvidia_runtime_class_on_each_node():
     kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
                                                   "metadata": {"name": "nvidia"}, "handler": "nvidia"}))
     try:
         for node in NODES:
-            runtime = _run_pod("probe-" + node, node)
-            assert runtime["Name"] == "io.containerd.runc.v2", runtime
-            # The runc shim's options, as containerd stores them (protobuf): the binary it ran instead of runc.
-            assert runtime["Options"]["type_url"] == "containerd.runc.v1.Options", runtime
-            assert RUNTIME_BINARY.encode() in base64.b64decode(runtime["Options"]["value"]), runtime
+            for runtime_class in (None, "nvidia"):
+                runtime = _run_pod("probe-%s-%s" % (runtime_class or "default", node), node, runtime_class)
+                assert runtime["Name"] == "io.containerd.runc.v2", runtime
+                # The runc shim's options, as containerd stores them (protobuf): the binary it ran instead of runc.
+                assert runtime["Options"]["type_url"] == "containerd.runc.v1.Options", runtime
+                assert RUNTIME_BINARY.encode() in base64.b64decode(runtime["Options"]["value"]), runtime
     finally:
         kubectl("delete", "pods", "--all", "-n", NAMESPACE, "--wait=true", "--timeout=120s", check=False)
         kubectl("delete", "runtimeclass", "nvidia", check=False)
@@ -126,18 +130,18 @@ def test_a_configuration_change_restarts_containerd_drained_on_one_node_and_the_
     before = {node: _containerd_pid(node) for node in NODES}
     on_node1 = _pods_on("node1")
     try:
-        changed = _prepare("node1", "nvidia_container_toolkit_runtime_set_as_default=true")
+        changed = _prepare("node1", "nvidia_container_toolkit_runtime_set_as_default=false")
         assert changed.rc == 0, changed.explain()
         assert changed.result("Restart the runtime with the given command", "node1")["changed"] is True
         drained = changed.result("Drain the Kubernetes node", "node1")
         assert drained["changed"] is True, drained
         assert on_node1 and not on_node1 & _pods_on("node1"), "node1's pods were not evicted: %s" % on_node1
         assert _containerd_pid("node1") != before["node1"] and _containerd_pid("node2") == before["node2"]
-        assert 'default_runtime_name = "nvidia"' in _on_node("node1", "cat /etc/containerd/conf.d/99-nvidia.toml").stdout
+        assert 'default_runtime_name = "runc"' in _on_node("node1", "cat /etc/containerd/conf.d/99-nvidia.toml").stdout
         node = json.loads(kubectl("get", "node", "node1", "-o", "json").stdout)
         assert not node["spec"].get("unschedulable"), "node1 was left cordoned"
         assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
-        # The kubelet talks to the new containerd: a pod starts there, through the nvidia runtime, now the default.
+        # The kubelet talks to the new containerd: a pod starts there, with runc now the default.
         plain_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "after-restart", "namespace": NAMESPACE},
                      "spec": {"restartPolicy": "Never", "nodeName": "node1",
                               "containers": [{"name": "probe", "image": workload_image(), "imagePullPolicy": "Never",
@@ -146,7 +150,7 @@ def test_a_configuration_change_restarts_containerd_drained_on_one_node_and_the_
         wait_for(lambda: kubectl("get", "pod", "-n", NAMESPACE, "after-restart", "-o", "jsonpath={.status.phase}",
                                  check=False).stdout == "Succeeded", 120, "a pod on node1 after the restart", interval=1)
 
-        again = _prepare("node1", "nvidia_container_toolkit_runtime_set_as_default=true")
+        again = _prepare("node1", "nvidia_container_toolkit_runtime_set_as_default=false")
         assert again.rc == 0, again.explain()
         assert all(stats["changed"] == 0 for stats in again.document["stats"].values()), again.document["stats"]
     finally:
@@ -156,4 +160,4 @@ def test_a_configuration_change_restarts_containerd_drained_on_one_node_and_the_
         kubectl("delete", "mpijob", "-n", "default", "gpuops-benchmark", "--wait=true", "--timeout=120s", check=False)
         restored = _prepare("node1")
         assert restored.rc == 0, restored.explain()
-    assert 'default_runtime_name = "runc"' in _on_node("node1", "cat /etc/containerd/conf.d/99-nvidia.toml").stdout
+    assert 'default_runtime_name = "nvidia"' in _on_node("node1", "cat /etc/containerd/conf.d/99-nvidia.toml").stdout

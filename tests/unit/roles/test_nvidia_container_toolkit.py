@@ -128,8 +128,8 @@ def containerd(main_file):
 
 CASES = [
     case("crio_rhel9", "rhel9", dict(NO_INSTALL, nvidia_container_toolkit_restart_allowed=True), **CRIO),
-    case("crio_default", "rhel9", dict(NO_INSTALL, nvidia_container_toolkit_restart_allowed=False,
-                                       nvidia_container_toolkit_runtime_set_as_default=True), **CRIO),
+    case("crio_class_only", "rhel9", dict(NO_INSTALL, nvidia_container_toolkit_restart_allowed=False,
+                                          nvidia_container_toolkit_runtime_set_as_default=False), **CRIO),
     case("docker_ubuntu", "ubuntu2204", dict(NO_INSTALL, nvidia_container_toolkit_restart_allowed=False,
                                              nvidia_container_toolkit_runtime_cdi_enabled=True), **DOCKER),
     case("containerd_no_imports", "debian12", dict(NO_INSTALL, nvidia_container_toolkit_restart_allowed=True),
@@ -237,7 +237,9 @@ def test_crio_gets_the_drop_in_nvidia_ctk_writes_and_one_restart(rendered, first
                                                                  tmp_path):
     result, files = rendered["crio_rhel9"], first_files["crio_rhel9"]
     assert result.rc == 0, result.failures()
-    assert files["etc/crio/crio.conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF)
+    assert files["etc/crio/crio.conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF,
+                                                                      "--nvidia-set-as-default")
+    assert '\n    default_runtime = "nvidia"\n' in files["etc/crio/crio.conf.d/99-nvidia.toml"]
     assert files["etc/crio/crio.conf"] == CRIO_CONF
     assert result.changed() == ["Create the drop-in directory", "Write the NVIDIA runtime's configuration",
                                 "Record the owed restart on the node", "Restart the runtime with the given command",
@@ -249,12 +251,12 @@ def test_crio_gets_the_drop_in_nvidia_ctk_writes_and_one_restart(rendered, first
     assert on_disk(again) == files
 
 
-def test_crio_nvidia_as_the_default_runtime(rendered, first_files, ctk_bin, tmp_path):
-    result, files = rendered["crio_default"], first_files["crio_default"]
+def test_crio_nvidia_for_its_runtime_class_only(rendered, first_files, ctk_bin, tmp_path):
+    result, files = rendered["crio_class_only"], first_files["crio_class_only"]
     assert result.rc == 0, result.failures()
     drop_in = files["etc/crio/crio.conf.d/99-nvidia.toml"]
-    assert drop_in == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF, "--nvidia-set-as-default")
-    assert '\n    default_runtime = "nvidia"\n' in drop_in
+    assert drop_in == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF)
+    assert "default_runtime" not in drop_in
     assert files["etc/crio/crio.conf"] == CRIO_CONF
 
 
@@ -262,7 +264,7 @@ def test_docker_daemon_json_merged_and_the_restart_owed_until_allowed(rendered, 
     result, files = rendered["docker_ubuntu"], first_files["docker_ubuntu"]
     assert result.rc == 0, result.failures()
     assert files["etc/docker/daemon.json"] == (
-        '{\n    "features": {\n        "cdi": true\n    },\n    "log-driver": "journald",\n'
+        '{\n    "default-runtime": "nvidia",\n    "features": {\n        "cdi": true\n    },\n    "log-driver": "journald",\n'
         '    "registry-mirrors": [\n        "https://mirror.example"\n    ],\n    "runtimes": {\n'
         '        "nvidia": {\n            "args": [],\n            "path": "nvidia-container-runtime"\n'
         '        }\n    }\n}')
@@ -283,7 +285,8 @@ def test_containerd_without_imports_gets_the_line_on_top_and_nothing_else(render
     assert result.rc == 0, result.failures()
     assert files["etc/containerd/config.toml"] == \
         'imports = ["%s/etc/containerd/conf.d/*.toml"]\n' % result.root + CONTAINERD_CRI
-    assert files["etc/containerd/conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "containerd", CONTAINERD_CRI)
+    assert files["etc/containerd/conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "containerd", CONTAINERD_CRI,
+                                                                       "--nvidia-set-as-default")
     assert restarts(files) == RESTART_CALL and MARKER not in files
     again = rendered_again["containerd_no_imports"]
     assert again.rc == 0, again.failures()
@@ -325,7 +328,8 @@ def test_unset_restart_switch_stops_after_the_change_and_keeps_it(rendered, firs
         "nvidia_container_toolkit_restart_allowed=true to restart it (one node at a time under the play's serial, "
         "drained first when node_reboot_kubernetes_node_name is set), or false to leave the restart pending and only "
         "report it. The configuration written so far stays in place either way." % {"root": result.root})
-    assert files["etc/crio/crio.conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF)
+    assert files["etc/crio/crio.conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF,
+                                                                      "--nvidia-set-as-default")
     assert MARKER in files and restarts(files) == ""
 
 
