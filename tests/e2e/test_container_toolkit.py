@@ -6,8 +6,9 @@ toolkit on each node from the lab's signed repository in NVIDIA's layout (nvidia
 built from NVIDIA's source at the pinned tag; libnvidia-container an empty stand-in), and nvidia-ctk added the
 NVIDIA runtime to each node's containerd as its default, and containerd restarted with it. Here: the running
 containerd has the runtime, pods run through nvidia-container-runtime (by default and by the nvidia
-RuntimeClass), the versions report shows each node's toolkit against the pin, and a configuration change restarts containerd on one node, drained (the main job's
-finished MPIJob goes with its pods) and uncordoned, with the kubelet reconnecting. No GPU: the runtime finds no
+RuntimeClass), the versions report shows each node's toolkit against the pin, and a configuration change
+restarts containerd on one node, drained (the main job's finished MPIJob goes with its pods) and uncordoned,
+with the kubelet reconnecting. No GPU: the runtime finds no
 device to inject and runs the container as runc does."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvi
             "libnvidia-container1")
 PREPARE_NODES = os.path.join(REPO_ROOT, "playbooks", "prepare_nodes.yml")
 RUNTIME_BINARY = "/usr/bin/nvidia-container-runtime"
+
 
 @pytest.fixture(name="toolkit_namespace", scope="module")
 def _toolkit_namespace(second_run):
