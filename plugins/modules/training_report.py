@@ -74,6 +74,14 @@ options:
         with C(NCCL_DEBUG=INFO).
     type: list
     elements: str
+  forbid_transport:
+    description:
+      - NCCL transports that must carry no connection at all, for example V(NET/Socket) where every pair of nodes
+        must talk over InfiniBand: a run that used V(NET/IB) for some pairs and fell back to TCP for others passes
+        O(require_transport=[NET/IB]) and fails this.
+      - A transport cannot be both required and forbidden. Needs the log of a run with C(NCCL_DEBUG=INFO).
+    type: list
+    elements: str
   slow_rank_tolerance:
     description:
       - A rank whose images per second are below the median rank's by more than this fraction is
@@ -130,6 +138,8 @@ EXAMPLES = r"""
     min_scaling_efficiency: 0.9
     require_transport:
       - NET/IB
+    forbid_transport:
+      - NET/Socket
     report_path: /var/log/gpuops/benchmark-16gpu.json
     chart_path: /var/log/gpuops/benchmark-16gpu.png
   register: verdict
@@ -366,6 +376,7 @@ ARGUMENT_SPEC = dict(
     baseline_img_per_sec=dict(type="float"),
     min_scaling_efficiency=dict(type="float"),
     require_transport=dict(type="list", elements="str"),
+    forbid_transport=dict(type="list", elements="str"),
     slow_rank_tolerance=dict(type="float", default=0.1),
     report_path=dict(type="path"),
     chart_path=dict(type="path"),

@@ -30,6 +30,7 @@ SITE_OPTIONS = {
     "gpuops_training_min_scaling_efficiency": {"type": "float"},
     "gpuops_training_chart_enabled": {"type": "bool"},
     "gpuops_training_require_transport": {"type": "raw"},
+    "gpuops_training_forbid_transport": {"type": "raw"},
 }
 
 SITE_RULES = [

@@ -55,10 +55,16 @@ def _threshold_problems(options):
     if tolerance is not None and not 0 < tolerance < 1:
         problems.append("slow_rank_tolerance must be a fraction between 0 and 1 (0.1 flags a rank 10%% slower "
                         "than the median), got %r" % (tolerance,))
-    for name in options.get("require_transport") or []:
-        if normalize_transport(name) is None:
-            problems.append("require_transport: %r is not a transport; expected one of %s or NET/<plugin name>"
-                            % (name, ", ".join(KNOWN_TRANSPORTS)))
+    for key in ("require_transport", "forbid_transport"):
+        for name in options.get(key) or []:
+            if normalize_transport(name) is None:
+                problems.append("%s: %r is not a transport; expected one of %s or NET/<plugin name>"
+                                % (key, name, ", ".join(KNOWN_TRANSPORTS)))
+    both = sorted(set(filter(None, map(normalize_transport, options.get("require_transport") or [])))
+                  & set(filter(None, map(normalize_transport, options.get("forbid_transport") or []))))
+    if both:
+        problems.append("forbid_transport: %s is also in require_transport; a transport is either required or "
+                        "forbidden" % ", ".join(both))
     return problems
 
 

@@ -58,6 +58,24 @@ def _scaling(report, options, device):
 
 
 def _transports(report, options):
+    return _required(report, options) + _forbidden(report, options)
+
+
+def _forbidden(report, options):
+    """A forbidden transport that carried any connection: NET/Socket beside NET/IB means some pairs of ranks
+    fell back to TCP, which require_transport alone cannot see."""
+    failures = []
+    for unwanted in options.get("forbid_transport") or []:
+        name = normalize_transport(unwanted)
+        count = report["transports"].get(name)
+        if count:
+            seen = ", ".join("%s x%d" % item for item in sorted(report["transports"].items()))
+            failures.append("transport %s is forbidden but NCCL connected over it %d time(s) (all: %s)"
+                            % (name, count, seen))
+    return failures
+
+
+def _required(report, options):
     failures = []
     for wanted in options.get("require_transport") or []:
         name = normalize_transport(wanted)

@@ -182,7 +182,8 @@ def build_report(log, options):
     report["failures"] = failures
     report["passed"] = not failures
     report["thresholds"] = dict((key, options.get(key)) for key in (
-        "expect_ranks", "min_img_per_sec_per_device", "min_scaling_efficiency", "require_transport"))
+        "expect_ranks", "min_img_per_sec_per_device", "min_scaling_efficiency", "require_transport",
+        "forbid_transport"))
     report["thresholds"]["slow_rank_tolerance"] = tolerance
     return report
 

@@ -142,6 +142,23 @@ def test_truncated_log_warns_and_fails():
     assert report["img_per_sec_total"]["reported"] is None
 
 
+def test_a_forbidden_transport_fails_a_run_that_the_required_one_alone_passes():
+    """Two of the four inter-node connections fell back to TCP: NET/IB is there, so require_transport passes;
+    forbid_transport sees the NET/Socket ones."""
+    text = fixture("tf_cnn_benchmarks_horovod_4gpu_2node.log").replace(
+        "3 -> 0 [receive] via NET/IB/0", "3 -> 0 [receive] via NET/Socket/0").replace(
+        "3 -> 0 [send] via NET/IB/0", "3 -> 0 [send] via NET/Socket/0")
+    required_only = report_from_text(text, {"require_transport": ["NET/IB"]})
+    assert required_only["transports"] == {"P2P": 2, "NET/IB": 2, "NET/Socket": 2}
+    assert required_only["passed"]
+    report = report_from_text(text, {"require_transport": ["NET/IB"], "forbid_transport": ["NET/Socket"]})
+    assert report["failures"] == [
+        "transport NET/Socket is forbidden but NCCL connected over it 2 time(s) (all: NET/IB x2, NET/Socket x2, P2P x2)"]
+    assert report["thresholds"]["forbid_transport"] == ["NET/Socket"]
+    # Every pair over InfiniBand: nothing forbidden was used.
+    assert judge("tf_cnn_benchmarks_horovod_4gpu_2node.log", forbid_transport=["NET/Socket", "SHM"])["passed"]
+
+
 def test_cpu_run_over_gloo():
     report = judge("horovod_gloo_cpu_2node.log", expect_ranks=4, min_img_per_sec_per_device=5,
                    require_transport=["NET/IB"])
@@ -220,6 +237,9 @@ def test_a_log_without_figures_is_an_error_not_a_pass(text, message):
     ({"min_scaling_efficiency": -0.1, "baseline_img_per_sec": 10.0}, "must be a fraction above 0"),
     ({"slow_rank_tolerance": 1.5}, "slow_rank_tolerance must be a fraction between 0 and 1"),
     ({"require_transport": ["infiniband"]}, "require_transport: 'infiniband' is not a transport"),
+    ({"forbid_transport": ["tcp"]}, "forbid_transport: 'tcp' is not a transport"),
+    ({"require_transport": ["NET/IB"], "forbid_transport": ["net/ib"]},
+     "forbid_transport: NET/IB is also in require_transport; a transport is either required or forbidden"),
     ({"report_path": "/nonexistent-dir/report.json"}, "report_path: directory /nonexistent-dir does not exist"),
     ({"chart_path": ""}, "chart_path must be a file path, got an empty string"),
 ])
