@@ -169,6 +169,20 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
 
 
 @pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
+def test_examples_grant_no_reboot_and_no_runtime_restart(example):
+    """An example copied into production must not reboot nodes or restart their runtime: those are granted for a
+    maintenance window, on the command line."""
+    hostvars = _inventory(example)["_meta"]["hostvars"]
+    granted = sorted("%s: %s" % (host, name) for host, variables in hostvars.items() for name, value in variables.items()
+                     if name.endswith(("_reboot_allowed", "_restart_allowed")) and value not in (None, False))
+    assert granted == []
+    # The drain is set up (it happens only once a reboot or restart is granted), with the collection's kubeconfig.
+    assert {variables["node_reboot_kubernetes_node_name"] for variables in hostvars.values()} == {
+        "{{ inventory_hostname }}"}
+    assert not any("node_reboot_kubeconfig" in variables for variables in hostvars.values())
+
+
+@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
 def test_example_node_variables_pass_the_roles_argument_specs(example):
     run = Run([program("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
     assert run.rc == 0, run.explain()

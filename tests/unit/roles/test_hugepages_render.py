@@ -256,7 +256,7 @@ def test_kubernetes_node_is_drained_before_the_reboot(rendered):
     result = rendered["kubernetes_node"]
     # No cluster answers here: the drain fails, and the node is not rebooted without it.
     [(task, _failure)] = result.failed()
-    assert task == "Drain the Kubernetes node before its reboot"
+    assert task == "Drain the Kubernetes node"
     assert result.results("Reboot the node and wait") == []
 
 
