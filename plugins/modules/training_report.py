@@ -77,7 +77,7 @@ options:
   forbid_transport:
     description:
       - NCCL transports that must carry no connection at all, for example V(NET/Socket) where every pair of nodes
-        must talk over InfiniBand: a run that used V(NET/IB) for some pairs and fell back to TCP for others passes
+        must talk over InfiniBand. A run that used V(NET/IB) for some pairs and fell back to TCP for others passes
         O(require_transport=[NET/IB]) and fails this.
       - A transport cannot be both required and forbidden. Needs the log of a run with C(NCCL_DEBUG=INFO).
     type: list
