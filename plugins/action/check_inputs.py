@@ -126,7 +126,9 @@ class ActionModule(ActionBase):
         # In the rules, an option nobody set and no default gives is null, as an argument spec leaves it.
         unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
         templar = Templar(loader=self._loader, variables=ChainMap(converted, variables, unset))
-        for rule in list(extra_rules) + [rule for role in roles for rule in role.rules]:
+        # A role switched off (<role>_enabled false) does nothing, so its rules do not hold the run up; its types do.
+        switched_off = set(role.name for role in roles if converted.get(role.name + "_enabled") is False)
+        for rule in list(extra_rules) + [rule for role in roles if role.name not in switched_off for rule in role.rules]:
             named = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
             if wrong_names.intersection(named):
                 # Its value is reported already, as of the wrong type: a rule over it would repeat that.

@@ -102,6 +102,19 @@ GOOD = {
 }
 
 
+# A role switched off does nothing: its rules do not hold the run up, its types still must hold.
+SWITCHED_OFF = {
+    "hugepages off": ("hugepages", ["hugepages_enabled=false", "hugepages_1g_count=-3"], []),
+    "nvidia_driver off": ("nvidia_driver", ["nvidia_driver_enabled=no", "nvidia_driver_branch=57"], []),
+    "gpu_network off, its default bond without members": ("gpu_network", ["gpu_network_enabled=false"], []),
+    "gpu_network off, a type still checked": (
+        "gpu_network", ["gpu_network_enabled=false", "gpu_network_bond_mtu=big"],
+        ["gpu_network_bond_mtu: got 'big'; expected a whole number"]),
+    "the switch itself not a boolean": (
+        "hugepages", ["hugepages_enabled=maybe"], ["hugepages_enabled: got 'maybe'; expected true or false"]),
+}
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
     """{case id or role: (the run, the check's result)} for every case of this file.
@@ -111,6 +124,7 @@ def checked(tmp_path_factory):
     playbook = write_play(tmp_path_factory.mktemp("input_rules_nodes") / "check.yml", PLAY)
     cases = dict((case_id, (role, extra_vars)) for case_id, (role, extra_vars, _lines) in BAD.items())
     cases.update((role, (role, extra_vars)) for role, extra_vars in GOOD.items())
+    cases.update((case_id, (role, extra_vars)) for case_id, (role, extra_vars, _lines) in SWITCHED_OFF.items())
 
     def check(case):
         role, extra_vars = case
@@ -135,3 +149,11 @@ def test_numbers_and_booleans_given_as_strings_pass(checked, role):
     run, result = checked[role]
     assert run.rc == 0, run.explain()
     assert result["problems"] == [] and result["checked"] == [role]
+
+
+@pytest.mark.parametrize("case_id", list(SWITCHED_OFF))
+def test_a_switched_off_role_is_held_to_its_types_only(checked, case_id):
+    run, result = checked[case_id]
+    lines = SWITCHED_OFF[case_id][2]
+    assert result["problems"] == lines, run.explain()
+    assert (run.rc == 0) == (lines == []), run.explain()
