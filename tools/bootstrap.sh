@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the lab and the tests need on a Debian 12 machine, idempotently:
-#   - Debian packages (podman with runc, debootstrap, OpenSSH client, shellcheck),
+#   - Debian packages (podman with runc, debootstrap, OpenSSH client, shellcheck; gcc for the container toolkit's
+#     cgo build, dpkg-dev and gnupg for the lab's signed toolkit repository),
 #   - podman settings for this kind of host (runc, explicit ulimits),
 #   - a Python virtualenv with the pinned requirements, cached by the hash of requirements.txt
 #     and linked at .venv in the checkout.
@@ -11,7 +12,8 @@ cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
 
 log() { printf '[bootstrap] %s\n' "$*"; }
 
-debian_packages=(podman runc netavark aardvark-dns iptables debootstrap openssh-client rsync shellcheck python3-venv git make)
+debian_packages=(podman runc netavark aardvark-dns iptables debootstrap openssh-client rsync shellcheck python3-venv git make
+                 gcc libc6-dev dpkg-dev gnupg)
 
 install_debian_packages() {
     local missing=()
