@@ -2,8 +2,9 @@
 # The main job on the local lab (make lab): creates what the lab lacks, runs playbooks/site.yml against
 # it, verifies training through both launchers, and ends with a summary a person can read.
 #
-#   1 builds         the Kubernetes binaries, the lab node image, the pod sandbox image, the MPI Operator
-#                    image and the workload image (Horovod, OpenMPI), each built when missing
+#   1 builds         the Kubernetes binaries, the lab node image, the pod sandbox image, the MPI and Training
+#                    Operator images, the device plugin image and the workload image (Horovod, OpenMPI),
+#                    each built when missing
 #   2 lab nodes      podman containers node1 and node2 of the workload image (playbooks/lab_nodes.yml)
 #   3 control plane  etcd, kube-*, MPIJob CRD, MPI Operator (playbooks/lab.yml)
 #   4 kube nodes     containerd and a kubelet in node1 and node2, pod network, CoreDNS, the images imported
@@ -112,9 +113,10 @@ build_images() {
     bash tools/build_pause_image.sh
     bash tools/build_mpi_operator_image.sh
     bash tools/build_training_operator_image.sh
+    bash tools/build_nvidia_device_plugin_image.sh
     bash tools/build_workload_image.sh
 }
-stage 1 "builds (Kubernetes binaries, container toolkit, node, pod sandbox, MPI and Training Operator, workload images)" images build_images
+stage 1 "builds (Kubernetes binaries, container toolkit, node, pod sandbox, MPI and Training Operator, device plugin, workload images)" images build_images
 workload_image=$(tail -n 1 "$log_dir/images.log")
 podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
 say "  workload image: $workload_image"
@@ -127,9 +129,10 @@ stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI
 
 mpi_operator_image=$(bash tools/build_mpi_operator_image.sh --name)
 training_operator_image=$(bash tools/build_training_operator_image.sh --name)
+device_plugin_image=$(bash tools/build_nvidia_device_plugin_image.sh --name)
 stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
     "${playbook[@]}" playbooks/lab_kube_nodes.yml \
-    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\", \"$training_operator_image\"]}"
+    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\", \"$training_operator_image\", \"$device_plugin_image\"]}"
 
 if [ -s "$training_dir/lab-baseline.json" ]; then
     say "stage 5/7: baseline present (one rank alone on node1, measured when this lab was made)"

@@ -45,15 +45,17 @@ def test_every_gpu_node_offers_its_gpus_and_runs_a_one_gpu_pod_leaving_nothing_b
     assert [line.split()[0] for line in lines] == ["node1", "node2"]
     for line in lines:
         assert "nvidia.com/gpu 2/2/2 (capacity/allocatable/expected)" in line, line
-        assert line.endswith("plugin: not checked  smoke: passed (CPU stand-in, the lab has no GPU)"), line
+        assert "  plugin: Ready (nvidia-device-plugin-" in line, line
+        assert line.endswith(")  smoke: passed (CPU stand-in, the lab has no GPU)"), line
     assert not [task for task, _host, result in done.tasks() if result.get("changed")]
     assert not _smoke_jobs()
 
 
 def test_each_problem_is_named_with_its_node_and_every_node_is_checked(second_run):
-    """Too many GPUs expected, no plugin pod, and a smoke pod whose log lacks the line: all at once."""
+    """Too many GPUs expected, no plugin pod (a selector no pod matches), and a smoke pod whose log lacks the line:
+    all at once."""
     assert second_run.rc == 0, second_run.explain()
-    done = _validate({"gpu_validation_expected_gpus": {"node1": 4, "node2": 2}, "gpu_validation_plugin_check_enabled": True,
+    done = _validate({"gpu_validation_expected_gpus": {"node1": 4, "node2": 2}, "gpu_validation_plugin_selector": "app=none",
                       "gpu_validation_smoke_command": ["sh", "-c", "echo vectorAdd did not run"]})
     assert done.rc != 0
     message = dict(done.failed())[FAIL_TASK]["msg"]

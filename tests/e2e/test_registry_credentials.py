@@ -36,7 +36,8 @@ def _inventory(tmp_path):
     return controller_inventory(tmp_path / "inventory.yml", {
         "gpuops_kubeconfig": KUBECONFIG, "gpuops_registry_server": SERVER, "gpuops_registry_username": USER,
         "gpuops_registry_token": TOKEN, "nvidia_device_plugin_namespace": PLUGIN_NAMESPACE,
-        # As in the lab's inventory: NVIDIA's image is out of reach, so no lab node is selected for its pods.
+        # No lab node is selected for this DaemonSet's pods: its image is NVIDIA's, which the lab cannot pull, and
+        # the lab's own plugin already runs on each node. The test is about the Secret the DaemonSet references.
         "nvidia_device_plugin_node_selector": {"gpuops.io/device-plugin-image-available": "true"},
         "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": NAMESPACE, "mpijob_launcher_name": "pulled",
         "mpijob_launcher_image": workload_image(), "mpijob_launcher_image_pull_policy": "Never",
