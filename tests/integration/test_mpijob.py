@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -306,3 +307,86 @@ def test_failed_worker_is_reported_within_10_seconds(lab, namespace, ansible_env
     assert result["launcher_log_source"] == "none"
     assert result["launcher_log_error"].startswith("launcher pod %s-launcher-" % name)
     assert result["launcher_log_error"].endswith("has not started (phase Pending)")
+
+
+# The pods' namespace and its Pod Security Admission labels (the job_namespace role, which every launcher includes).
+PSA = dict((mode, "pod-security.kubernetes.io/" + mode) for mode in ("enforce", "audit", "warn"))
+NAMESPACE_TASK = "Create the namespace, or add the pod security labels its pods need"
+REFUSAL_TASK = "Fail when the namespace's pod security would reject the pods"
+
+
+@pytest.fixture
+def new_namespace(lab):
+    """A namespace name no object has yet, for the role to create; deleted afterwards."""
+    name = "psa-%s" % uuid.uuid4().hex[:6]
+    yield name
+    lab.kubectl("delete", "namespace", name, "--ignore-not-found", "--wait=true", "--timeout=90s", check=False)
+
+
+def host_network_launcher(lab, tmp_path, namespace, **more):
+    """The mpijob_launcher role with host networking: its pods need the privileged level."""
+    role = {"role": "gpuops.cluster.mpijob_launcher", "vars": dict({
+        "mpijob_launcher_kubeconfig": lab.kubeconfig, "mpijob_launcher_namespace": namespace,
+        "mpijob_launcher_name": "hostnet", "mpijob_launcher_image": "localhost/gpuops-horovod:simulated",
+        "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+        "mpijob_launcher_host_network": True, "mpijob_launcher_resources": {"cpu": "1", "memory": "1Gi"},
+        "mpijob_launcher_clean_pod_policy": "None",
+        "mpijob_launcher_wait_timeout": 120, "verify_training_log_path": str(tmp_path / "out" / "launcher.log")},
+        **more)}
+    return write_playbook(tmp_path, "hostnet", [], roles=[role])
+
+
+def labels_of(lab, namespace):
+    return lab.core.read_namespace(namespace).metadata.labels or {}
+
+
+def test_a_host_network_launcher_creates_its_namespace_with_the_privileged_pod_security_labels(
+        lab, new_namespace, ansible_env, tmp_path):
+    playbook = host_network_launcher(lab, tmp_path, new_namespace)
+    privileged = dict((label, "privileged") for label in PSA.values())
+
+    check = run_playbook(ansible_env, playbook, check=True, diff=True)
+    assert check.stats.get("failures", 0) == 0, check.explain()
+    assert check.result(NAMESPACE_TASK)["changed"] is True
+    shown = check.result("Show the namespace that is created")["diff"]["prepared"]
+    assert "name: %s" % new_namespace in shown
+    assert all("%s: privileged" % label in shown for label in PSA.values()), shown
+    assert lab.kubectl("get", "namespace", new_namespace, "--ignore-not-found", "-o", "name").stdout.strip() == ""
+
+    # The job runs under kwok, which leaves no launcher log: the role stops there, after the pods were admitted.
+    first = run_playbook(ansible_env, playbook)
+    assert first.result("Fail when the job left no launcher log")["failed"] is True, first.explain()
+    assert labels_of(lab, new_namespace).items() >= privileged.items()
+    workers = [p for p in lab.core.list_namespaced_pod(new_namespace, label_selector=JOB_NAME_LABEL + "=hostnet").items
+               if p.metadata.name.startswith("hostnet-worker-")]
+    assert len(workers) == 2 and all(p.spec.host_network for p in workers)
+
+    again = run_playbook(ansible_env, playbook)
+    assert again.results(NAMESPACE_TASK)[0].get("skipped") is True, again.explain()
+
+
+def test_a_namespace_that_enforces_restricted_is_named_and_left_as_it_is(lab, namespace, ansible_env, tmp_path):
+    lab.core.patch_namespace(namespace, {"metadata": {"labels": {PSA["enforce"]: "restricted"}}})
+    playbook = host_network_launcher(lab, tmp_path, namespace)
+
+    refused = run_playbook(ansible_env, playbook)
+    result = refused.result(REFUSAL_TASK)
+    assert result["failed"] is True, refused.explain()
+    assert result["msg"] == (
+        "namespace %s has pod-security.kubernetes.io/enforce=restricted, which rejects the pods that would run "
+        "there: they need the privileged level (host networking). Nothing was changed. Set "
+        "job_namespace_pod_security_relabel=true to let the role set its enforce, audit and warn labels to "
+        "privileged, label the namespace yourself, or run the pods in another namespace." % namespace)
+    assert mpijobs(lab, namespace) == []
+    assert labels_of(lab, namespace)[PSA["enforce"]] == "restricted"
+
+    # Allowed to relabel, check mode shows the labels it would write and writes none.
+    relabel = host_network_launcher(lab, tmp_path, namespace, job_namespace_pod_security_relabel=True)
+    check = run_playbook(ansible_env, relabel, check=True, diff=True)
+    assert check.stats.get("failures", 0) == 0, check.explain()
+    diff = check.result(NAMESPACE_TASK)["diff"]
+    assert diff["before"]["metadata"]["labels"][PSA["enforce"]] == "restricted"
+    assert dict((key, diff["after"]["metadata"]["labels"][key]) for key in PSA.values()) == dict(
+        (key, "privileged") for key in PSA.values())
+    assert labels_of(lab, namespace)[PSA["enforce"]] == "restricted"
+    assert mpijobs(lab, namespace) == []

@@ -104,6 +104,9 @@ PARTS = (
     Part("registry_credentials", "gpu_stack", ("gpu_stack", "gpu_operator")),
     Part("registry_credentials", "gpu_stack", ("gpu_stack", "gpu_validation"),
          chosen=lambda site: site.get("gpuops_gpu_validation", True)),
+    # The namespace of the pods, with their pod security labels: GPU validation's smoke pods and the launchers'.
+    Part("job_namespace", "gpu_stack", ("gpu_stack", "gpu_validation"),
+         chosen=lambda site: site.get("gpuops_gpu_validation", True)),
     Part("training_benchmark", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
     Part("ssh_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
     Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
@@ -111,6 +114,7 @@ PARTS = (
     Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
     Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
     Part("registry_credentials", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") != "ssh"),
+    Part("job_namespace", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") != "ssh"),
 )
 
 

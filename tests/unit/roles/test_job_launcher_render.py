@@ -71,4 +71,4 @@ def test_a_port_beyond_65535_is_refused_naming_the_variable_before_any_api_call(
     assert task == "Check the variables"
     assert failure["problems"] == [
         "job_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd"]
-    assert result.results("Create the namespace when missing") == []
+    assert result.results("Look for the namespace") == []

@@ -72,7 +72,7 @@ def test_bad_counts_fail_naming_the_variables_before_any_api_call(ran):
     assert _problems(result) == [
         "pod_launcher_gpus: got -1; expected a number of GPUs for the pod, 0 or more",
         "pod_launcher_ranks: got 0; expected a number of ranks, 1 or more, or null for one per GPU"]
-    assert result.results("Create the namespace when missing") == []
+    assert result.results("Look for the namespace") == []
 
 
 def test_a_missing_image_is_refused_naming_the_variable(ran):

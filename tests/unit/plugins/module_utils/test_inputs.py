@@ -74,7 +74,7 @@ def test_a_whole_run_checks_the_node_roles_the_gpu_stack_and_the_chosen_launcher
     assert _roles(parts_to_check(["nodes", "gpu_stack", "verify"], site)) == [
         "nvidia_driver", "nvidia_container_toolkit", "hugepages", "gpu_network", "gpu_selinux_contexts", "gpu_node_labels",
         "nvidia_device_plugin", "gpu_operator", "gpu_validation", "mpi_operator", "versions_report", "registry_credentials",
-        "mpijob_launcher"]
+        "job_namespace", "mpijob_launcher"]
 
 
 @pytest.mark.parametrize("stages, site, run_tags, skip_tags, checked", [
@@ -102,8 +102,9 @@ def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
 @pytest.mark.parametrize("run_tags, skip_tags, roles", [
     (["hugepages"], [], ["hugepages"]),
     (["nodes"], ["gpu_network"], ["nvidia_driver", "nvidia_container_toolkit", "hugepages", "gpu_selinux_contexts"]),
-    (["mpi_operator", "verify"], [], ["mpi_operator", "tfjob_launcher", "registry_credentials"]),
-    (["all"], ["nodes", "gpu_stack", "mpi_operator"], ["training_operator", "tfjob_launcher", "registry_credentials"]),
+    (["mpi_operator", "verify"], [], ["mpi_operator", "tfjob_launcher", "registry_credentials", "job_namespace"]),
+    (["all"], ["nodes", "gpu_stack", "mpi_operator"],
+     ["training_operator", "tfjob_launcher", "registry_credentials", "job_namespace"]),
     (["tagged"], ["verify", "nodes", "gpu_stack", "mpi_operator", "training_operator"], []),
 ])
 def test_tags_choose_the_roles_checked_as_they_choose_the_roles_run(run_tags, skip_tags, roles):
