@@ -82,6 +82,38 @@ options:
       - A transport cannot be both required and forbidden. Needs the log of a run with C(NCCL_DEBUG=INFO).
     type: list
     elements: str
+  threshold_preset:
+    description:
+      - Named floors for a kind of device, each derived from a published ResNet-50 training figure by a stated
+        margin - a floor of images per second per device for each precision, and a floor of scaling efficiency for
+        each NCCL transport. The collection's plugins/module_utils/training/presets.py holds them with their
+        sources; the collection's docs/user-guide.md tabulates them.
+      - V(h100-sxm), V(a100-sxm) and V(v100) are ResNet-50 on one GPU. V(cpu-lab) is the collection's lab
+        (small_cnn on CPU ranks), from the figures the lab measured. No T4 preset is offered - no published
+        single-T4 training figure was found.
+      - An explicit O(min_img_per_sec_per_device) or O(min_scaling_efficiency) replaces the preset's floor. The
+        floor per device needs the precision (O(precision), or O(benchmark_command)) unless that minimum is given.
+      - The efficiency floor is the one of the slowest transport NCCL connected over (a network transport, when
+        any) and, like O(min_scaling_efficiency), needs O(baseline_img_per_sec); a log without NCCL connection
+        lines has the V(cpu-lab) floor for CPU ranks and none for GPU presets. RV(thresholds) and the
+        C(thresholds:) line of RV(summary) say which floors applied, from which figure, and which did not.
+      - A run whose model, batch size or kind of device differs from the preset's figures is judged all the same,
+        with a warning in RV(log_warnings).
+    type: str
+    choices: [a100-sxm, cpu-lab, h100-sxm, v100]
+  precision:
+    description:
+      - V(amp) (mixed precision) or V(fp32) (TF32 on Ampere and later GPUs), to pick the preset's floor per
+        device. Without it the precision is read from O(benchmark_command).
+    type: str
+    choices: [amp, fp32]
+  benchmark_command:
+    description:
+      - The command that ran the benchmark, as the launcher built it. When it runs this collection's
+        C(gpuops_benchmark.py), its C(--mixed-precision) flag gives the precision (V(amp), else V(fp32)); other
+        programs' precision is not read, so O(precision) must say it.
+    type: list
+    elements: str
   slow_rank_tolerance:
     description:
       - A rank whose images per second are below the median rank's by more than this fraction is
@@ -142,6 +174,15 @@ EXAMPLES = r"""
       - NET/Socket
     report_path: /var/log/gpuops/benchmark-16gpu.json
     chart_path: /var/log/gpuops/benchmark-16gpu.png
+  register: verdict
+
+- name: Judge a 16-GPU run on A100 nodes against the a100-sxm preset's floors
+  gpuops.cluster.training_report:
+    src: /var/log/gpuops/benchmark-16gpu.log
+    expect_ranks: 16
+    threshold_preset: a100-sxm
+    precision: amp
+    baseline_img_per_sec: 2470
   register: verdict
 
 - name: Judge the launcher output registered by an earlier task
@@ -259,7 +300,8 @@ summary:
     - The lines a person reads, in this order, labels padded to 13 characters; the JSON report holds
       the same list under C(summary). C(verdict:) (with O(launched_by)), C(failures:) (only when
       failed), C(ranks:), C(images/sec:), C(per rank:) (every rank up to 4, else the slowest and the
-      fastest), C(scaling:), C(transport:), C(warnings:) (only when there are any), C(log:), and
+      fastest), C(scaling:), C(transport:), C(thresholds:) (only with O(threshold_preset) - the preset, the
+      precision and where each threshold came from), C(warnings:) (only when there are any), C(log:), and
       C(report:) and C(chart:) when asked for.
     - The per-iteration series is not returned; the JSON report holds it under C(iterations), one
       entry per rank with the lists C(iteration) and C(img_per_sec).
@@ -345,11 +387,23 @@ complete:
   type: bool
   sample: true
 thresholds:
-  description: The thresholds applied.
+  description:
+    - The thresholds applied, a preset's floors included, with C(origin) (V(explicit) or V(preset) for each one
+      set) and C(preset) (null without O(threshold_preset)).
+    - C(preset) holds the preset's C(name), C(description), the C(precision) that chose the floor per device and
+      C(precision_from); C(applied), each floor with the published figure, margin, source and URL it comes from
+      (and the C(transport) of the efficiency floor); C(overridden), the floors an explicit threshold replaced;
+      C(not_applied), the floors that could not apply and why.
   returned: success or threshold failure
   type: dict
-  sample: {"expect_ranks": 16, "min_img_per_sec_per_device": 2000.0, "min_scaling_efficiency": 0.9,
-           "require_transport": ["NET/IB"], "slow_rank_tolerance": 0.1}
+  sample: {"expect_ranks": 16, "min_img_per_sec_per_device": 1235, "min_scaling_efficiency": 0.72,
+           "require_transport": ["NET/IB"], "forbid_transport": null, "slow_rank_tolerance": 0.1,
+           "origin": {"expect_ranks": "explicit", "min_img_per_sec_per_device": "preset",
+                      "min_scaling_efficiency": "preset", "require_transport": "explicit"},
+           "preset": {"name": "a100-sxm", "precision": "amp", "precision_from": "given",
+                      "applied": {"min_scaling_efficiency": {"floor": 0.72, "published": 0.9, "margin": 0.8,
+                                                             "transport": "NET/IB"}},
+                      "overridden": [], "not_applied": {}}}
 report_path:
   description: The JSON report's path, when one was asked for.
   returned: when O(report_path) is set
@@ -365,6 +419,7 @@ chart_path:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import PRECISIONS, PRESET_NAMES
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import unjudged_lines
 
@@ -377,6 +432,9 @@ ARGUMENT_SPEC = dict(
     min_scaling_efficiency=dict(type="float"),
     require_transport=dict(type="list", elements="str"),
     forbid_transport=dict(type="list", elements="str"),
+    threshold_preset=dict(type="str", choices=list(PRESET_NAMES)),
+    precision=dict(type="str", choices=list(PRECISIONS)),
+    benchmark_command=dict(type="list", elements="str"),
     slow_rank_tolerance=dict(type="float", default=0.1),
     report_path=dict(type="path"),
     chart_path=dict(type="path"),

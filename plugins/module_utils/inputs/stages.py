@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import PRECISIONS, PRESET_NAMES
+
 STAGES = ("nodes", "gpu_stack", "verify")
 
 LAUNCHERS = ("mpijob", "tfjob", "pod", "job", "ssh")
@@ -31,6 +33,8 @@ SITE_OPTIONS = {
     "gpuops_training_chart_enabled": {"type": "bool"},
     "gpuops_training_require_transport": {"type": "raw"},
     "gpuops_training_forbid_transport": {"type": "raw"},
+    "gpuops_training_threshold_preset": {"type": "str", "choices": list(PRESET_NAMES)},
+    "gpuops_training_precision": {"type": "str", "choices": list(PRECISIONS)},
 }
 
 SITE_RULES = [

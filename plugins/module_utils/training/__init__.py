@@ -8,6 +8,7 @@
 * ``demux``: launcher tags (``mpirun --tag-output``, ``horovodrun``) into logical lines per rank;
 * ``formats`` and ``nccl``: the line formats understood; ``parser``: the one pass over the lines;
 * ``stats``, ``ranks``, ``verdict``, ``thresholds``: figures, rank counts and the verdict;
+* ``presets``: named floors derived from published figures, and which of them a run is held to;
 * ``summary``: the printable lines; ``chart`` and ``report_file``: the PNG and the JSON file;
 * ``run``: what the training_report module does, in order.
 """

@@ -11,6 +11,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import preset_problems
 
 KNOWN_TRANSPORTS = ("NET/IB", "NET/Socket", "P2P", "SHM")
 
@@ -86,7 +87,7 @@ def _path_problems(options):
 
 
 def validate_options(options):
-    """Check thresholds and paths; raise naming every problem at once."""
-    problems = _threshold_problems(options) + _path_problems(options)
+    """Check thresholds, the preset and paths; raise naming every problem at once."""
+    problems = _threshold_problems(options) + preset_problems(options) + _path_problems(options)
     if problems:
         raise TrainingReportError("; ".join(problems))

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import NO_TRANSPORT
+
 # Every rank is listed up to this many; beyond it only the slowest and the fastest.
 ALL_RANKS_UP_TO = 4
 SCALING_NOT_MEASURED = ("not measured: set gpuops_training_baseline_img_per_sec "
@@ -72,6 +74,33 @@ def _transport(report, options):
     return NO_NCCL
 
 
+_THRESHOLD_WORDS = (("expect_ranks", "ranks"), ("min_img_per_sec_per_device", "min img/sec per %s"),
+                    ("min_scaling_efficiency", "min scaling"), ("require_transport", "required"),
+                    ("forbid_transport", "forbidden"))
+
+
+def _thresholds(report, device):
+    """With a preset: which one, the precision that chose its floor, and where each threshold came from."""
+    thresholds = report["thresholds"]
+    preset = thresholds["preset"]
+    head = "preset %s" % preset["name"]
+    if preset["precision"]:
+        head += ", %s (%s)" % (preset["precision"], preset["precision_from"])
+    parts = []
+    for key, words in _THRESHOLD_WORDS:
+        words = words % device if "%s" in words else words
+        value = thresholds.get(key)
+        if value not in (None, []):
+            shown = ", ".join(value) if isinstance(value, list) else "%g" % value
+            transport = preset["applied"].get(key, {}).get("transport")
+            transport = "no NCCL transport" if transport == NO_TRANSPORT else transport
+            origin = "explicit, over the preset's" if key in preset["overridden"] else thresholds["origin"][key]
+            parts.append("%s %s%s (%s)" % (words, shown, " for %s" % transport if transport else "", origin))
+        if key in preset["not_applied"]:
+            parts.append("%s from the preset not applied: %s" % (words, preset["not_applied"][key]))
+    return "%s: %s" % (head, "; ".join(parts))
+
+
 def summary_lines(report, options):
     """The printable lines of a report, in a fixed order, labels padded to one width. options gives
     launched_by, cpu_transport, src and the report and chart paths."""
@@ -86,6 +115,8 @@ def summary_lines(report, options):
         lines.append(_label("per rank", per_rank))
     lines.append(_label("scaling", _scaling(report, device)))
     lines.append(_label("transport", _transport(report, options)))
+    if report["thresholds"].get("preset"):
+        lines.append(_label("thresholds", _thresholds(report, device)))
     if report["warnings"]:
         lines.append(_label("warnings", "; ".join(report["warnings"])))
     lines.append(_log(options))

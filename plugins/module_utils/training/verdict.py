@@ -14,6 +14,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors imp
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.formats import EXPECTED_FORMATS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import THRESHOLD_KEYS, apply_preset
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import check_thresholds
 
 # A printed total that differs from the sum over ranks by more than this is called out.
@@ -178,13 +179,15 @@ def build_report(log, options):
         "scaling_efficiency": _round(total["mean"] / (devices * baseline), 4) if baseline and total["mean"] is not None else None,
         "complete": not missing, "warnings": warnings,
     }
-    failures.extend(check_thresholds(report, options))
+    # The preset's efficiency floor is the one of the transport the log shows: known only now.
+    effective, origin, preset_warnings = apply_preset(options, report)
+    warnings.extend(preset_warnings)
+    failures.extend(check_thresholds(report, effective))
     report["failures"] = failures
     report["passed"] = not failures
-    report["thresholds"] = dict((key, options.get(key)) for key in (
-        "expect_ranks", "min_img_per_sec_per_device", "min_scaling_efficiency", "require_transport",
-        "forbid_transport"))
+    report["thresholds"] = dict((key, effective.get(key)) for key in THRESHOLD_KEYS)
     report["thresholds"]["slow_rank_tolerance"] = tolerance
+    report["thresholds"].update(origin)
     return report
 
 

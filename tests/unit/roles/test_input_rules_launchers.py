@@ -31,6 +31,7 @@ JOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, sshd, Horovod, th
 SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
 LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
 SHARE = "a share above 0 and at most 1, such as 0.9"
+PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
 
 
 def line(name, got, expected):
@@ -199,10 +200,15 @@ CASES = {
         line("gpuops_training_baseline_img_per_sec", "null (with gpuops_training_min_scaling_efficiency=0.8)",
              "the images per second of one device with the same model and batch size, which the scaling efficiency "
              "is measured against (or leave gpuops_training_min_scaling_efficiency unset)")]),
+    "verdict: an unknown preset and precision": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "gpuops_training_threshold_preset=h200", "gpuops_training_precision=bf16"], [
+        line("gpuops_training_precision", "'bf16'", "one of amp, fp32"),
+        line("gpuops_training_threshold_preset", "'h200'", PRESETS)]),
     "verdict: right values as strings": ("training_verdict", [
         "training_verdict_log=/tmp/bench.log", "training_verdict_ranks=4", "training_verdict_fail_enabled=false",
         "gpuops_training_expect_ranks=4", "gpuops_training_min_scaling_efficiency=0.9",
-        "gpuops_training_baseline_img_per_sec=2470", "gpuops_training_chart_enabled=no"], []),
+        "gpuops_training_baseline_img_per_sec=2470", "gpuops_training_chart_enabled=no",
+        "gpuops_training_threshold_preset=a100-sxm", "gpuops_training_precision=amp"], []),
 }
 
 # (inventory, stage check arguments, {host: its problem lines}); every host the verify stage targets is checked.
@@ -217,6 +223,9 @@ STAGE_CASES = {
                            "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else "
                            "one), or leave it unset to expect that count")],
         "node1": [], "node2": []}),
+    # A preset that does not exist stops the run before the launcher starts, whichever launcher it is.
+    "an unknown preset": ("localhost,", ["gpuops_launcher=ssh", "gpuops_training_threshold_preset=t4"], {
+        "localhost": [line("gpuops_training_threshold_preset", "'t4'", PRESETS)]}),
     # The playbooks' own variables, on localhost alone (the SSH launcher's roles run on the GPU nodes, none here).
     "a scaling minimum without a baseline": ("localhost,", [
         "gpuops_launcher=ssh", "gpuops_training_min_scaling_efficiency=0.8"], {

@@ -159,3 +159,32 @@ def test_a_nan_figure_fails_the_task_naming_the_file_line(tmp_path, capsys):
                              "'Rank 0: Iter #1: nan img/sec per GPU'" % log)
     # A log that cannot be judged still has the summary lines a person reads, made in the same place.
     assert result["summary"] == ["verdict:     FAILED", "failures:    " + result["msg"], "log:         %s" % log]
+
+
+def test_a_preset_fills_the_thresholds_and_the_result_says_where_each_came_from(capsys):
+    code, result = run_module({"src": SOCKET_LOG, "threshold_preset": "a100-sxm", "expect_ranks": 16,
+                               "benchmark_command": ["mpirun", "-np", "16", "python3", "gpuops_benchmark.py",
+                                                     "--mixed-precision"], "baseline_img_per_sec": 2470}, capsys)
+    assert code == 1
+    assert result["msg"] == ("training verdict: scaling efficiency 0.534 is under the minimum 0.7 (total 21097.4 "
+                             "img/sec over 16 GPU(s), baseline 2470 per GPU)")
+    thresholds = result["thresholds"]
+    assert (thresholds["min_img_per_sec_per_device"], thresholds["min_scaling_efficiency"]) == (1235, 0.7)
+    assert thresholds["origin"] == {"expect_ranks": "explicit", "min_img_per_sec_per_device": "preset",
+                                    "min_scaling_efficiency": "preset"}
+    assert thresholds["preset"]["applied"]["min_scaling_efficiency"]["url"] == "https://arxiv.org/abs/1802.05799"
+    assert [line for line in result["summary"] if line.startswith("thresholds:")] == [
+        "thresholds:  preset a100-sxm, amp (--mixed-precision in the benchmark command): ranks 16 (explicit); "
+        "min img/sec per GPU 1235 (preset); min scaling 0.7 for NET/Socket (preset)"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"threshold_preset": "t4"}, "value of threshold_preset must be one of: a100-sxm, cpu-lab, h100-sxm, v100, got: t4"),
+    ({"threshold_preset": "v100"}, "threshold_preset v100 has a floor per device for each precision (amp, fp32) and the "
+                                   "precision is not known: no benchmark command was given"),
+])
+def test_a_preset_that_cannot_be_applied_fails_before_the_log_is_read(args, message, capsys):
+    args = dict(args, src=IB_LOG)
+    code, result = run_module(args, capsys)
+    assert code == 1 and message in result["msg"]
+    assert "ranks" not in result
