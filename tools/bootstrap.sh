@@ -3,8 +3,8 @@
 #   - Debian packages (podman with runc, debootstrap, OpenSSH client, shellcheck; gcc for the container toolkit's
 #     cgo build, dpkg-dev and gnupg for the lab's signed toolkit repository),
 #   - podman settings for this kind of host (runc, explicit ulimits),
-#   - a Python virtualenv with the pinned requirements, cached by the hash of requirements.txt
-#     and linked at .venv in the checkout.
+#   - a Python virtualenv with the pinned requirements, cached by the hash of requirements.txt and the
+#     requirements-controller.txt it includes, and linked at .venv in the checkout.
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,7 +56,7 @@ configure_podman() {
 
 create_virtualenv() {
     local requirements_hash
-    requirements_hash=$(sha256sum "$repo_root/requirements.txt" | cut -c1-16)
+    requirements_hash=$(cat "$repo_root/requirements.txt" "$repo_root/requirements-controller.txt" | sha256sum | cut -c1-16)
     local venv_dir=$cache_root/venv/$requirements_hash
     if [ ! -x "$venv_dir/bin/ansible-playbook" ] || [ ! -f "$venv_dir/.complete" ]; then
         log "creating virtualenv $venv_dir"
