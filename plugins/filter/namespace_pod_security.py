@@ -13,8 +13,8 @@ version_added: 0.2.0
 author:
   - gpuops maintainers (@gpuops)
 description:
-  - Works out the level the pods need - V(privileged) with host networking, privileged containers or hostPath
-    volumes, V(baseline) otherwise (they run as root without a seccomp profile, which V(restricted) refuses) - and
+  - Works out the level the pods need - V(privileged) with host networking, privileged containers, hostPath
+    volumes or capabilities beyond the few V(baseline) allows (such as V(IPC_LOCK)), V(baseline) otherwise (they run as root without a seccomp profile, which V(restricted) refuses) - and
     which C(pod-security.kubernetes.io/enforce), C(audit) and C(warn) labels to apply to their namespace.
   - A namespace that does not exist yet gets the three labels at that level.
   - An existing namespace is never relabelled behind the user's back. Without an enforce label, the three labels
@@ -44,6 +44,11 @@ options:
     description: Other volumes of the pods as Kubernetes writes them; those with a C(hostPath) count.
     type: list
     elements: dict
+    default: []
+  capabilities:
+    description: Linux capabilities the pods' containers add, such as V(IPC_LOCK).
+    type: list
+    elements: str
     default: []
   relabel:
     description: Change an enforce label that would reject the pods to the level they need.
@@ -92,9 +97,10 @@ _value:
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.pod_security import plan
 
 
-def namespace_pod_security(namespace, host_network=False, privileged=False, host_paths=None, volumes=None, relabel=False):
+def namespace_pod_security(namespace, host_network=False, privileged=False, host_paths=None, volumes=None,
+                           capabilities=None, relabel=False):
     return plan(namespace or None, host_network=bool(host_network), privileged=bool(privileged), host_paths=host_paths,
-                volumes=volumes, relabel=bool(relabel))
+                volumes=volumes, capabilities=capabilities, relabel=bool(relabel))
 
 
 class FilterModule(object):

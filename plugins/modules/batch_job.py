@@ -111,6 +111,13 @@ options:
         that no device plugin hands to the pod.
     type: bool
     default: false
+  capabilities:
+    description:
+      - Linux capabilities added to the container, without the C(CAP_) prefix, such as V(IPC_LOCK), which RDMA needs to
+        pin the memory it registers (InfiniBand or RoCE through an RDMA device plugin's resource, given in
+        O(resources)). A narrower grant than O(privileged). None by default.
+    type: list
+    elements: str
   host_paths:
     description:
       - Absolute host paths mounted at the same path in the pod. None by default.

@@ -122,6 +122,13 @@ options:
         runs only mpirun, is never privileged.
     type: bool
     default: false
+  capabilities:
+    description:
+      - Linux capabilities added to the worker containers (not the launcher), without the C(CAP_) prefix, such as V(IPC_LOCK), which RDMA needs to
+        pin the memory it registers (InfiniBand or RoCE through an RDMA device plugin's resource, given in
+        O(resources)). A narrower grant than O(privileged). None by default.
+    type: list
+    elements: str
   host_paths:
     description:
       - Absolute host paths mounted at the same path in every worker (not the launcher), for example

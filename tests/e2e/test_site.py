@@ -168,7 +168,7 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
     assert len(addresses) == 32
 
 
-@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
+@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms", "dgx-h100-ib"])
 def test_examples_grant_no_reboot_and_no_runtime_restart(example):
     """An example copied into production must not reboot nodes or restart their runtime: those are granted for a
     maintenance window, on the command line."""
@@ -182,7 +182,7 @@ def test_examples_grant_no_reboot_and_no_runtime_restart(example):
     assert not any("node_reboot_kubeconfig" in variables for variables in hostvars.values())
 
 
-@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms"])
+@pytest.mark.parametrize("example", ["dgx-openshift", "cloud-vms", "dgx-h100-ib"])
 def test_example_node_variables_pass_the_roles_argument_specs(example):
     run = Run([program("ansible-playbook"), "-i", os.path.join(EXAMPLES, example), VALIDATE_NODE_VARS], timeout=600)
     assert run.rc == 0, run.explain()
@@ -248,6 +248,7 @@ def _result(results, name):
     ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-16gpu", (), 16, None),
     ("dgx-openshift", ["dgx-01", "dgx-02"], "gpuops-2gpu", (TWO_GPU_JOB,), 2, None),
     ("cloud-vms", ["gpu-vm-1", "gpu-vm-2", "gpu-vm-3", "gpu-vm-4"], "gpuops-32gpu", (), 32, ("hugepages-1Gi", "32Gi")),
+    ("dgx-h100-ib", ["dgx-h100-01", "dgx-h100-02"], "gpuops-h100-ib", (), 16, ("rdma/rdma_shared_device_a", "1")),
 ])
 def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates_nothing(  # pylint: disable=too-many-arguments
         second_run, example, nodes, job, extra, ranks, resource):
@@ -274,9 +275,16 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         assert int(container["resources"]["limits"]["nvidia.com/gpu"]) == ranks // worker["replicas"]
         if resource:
             assert container["resources"]["limits"][resource[0]] == resource[1], container["resources"]
-        # The cutoff-aggregation example spreads its two workers over the two nodes, whatever they request.
+        # The cutoff-aggregation and InfiniBand examples spread their two workers over the two nodes.
         spread = worker["template"]["spec"].get("topologySpreadConstraints")
-        assert (spread[0]["topologyKey"] if spread else None) == ("kubernetes.io/hostname" if extra else None), spread
+        spreads = bool(extra) or example == "dgx-h100-ib"
+        assert (spread[0]["topologyKey"] if spread else None) == ("kubernetes.io/hostname" if spreads else None), spread
+        if example == "dgx-h100-ib":
+            # IB without privilege, and the NCCL settings of gpuops_nccl, which the hosts' /etc/nccl.conf also gets.
+            assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}, container
+            assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}} in worker["template"]["spec"]["volumes"]
+            env = dict((item["name"], item["value"]) for item in container["env"])
+            assert env["NCCL_IB_HCA"] == "mlx5_0,mlx5_1,mlx5_2,mlx5_3" and env["NCCL_SOCKET_IFNAME"] == "eth0", env
         command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
         assert command[:3] == ["mpirun", "-np", str(ranks)], command
 

@@ -35,9 +35,16 @@ SITE_OPTIONS = {
     "gpuops_training_forbid_transport": {"type": "raw"},
     "gpuops_training_threshold_preset": {"type": "str", "choices": list(PRESET_NAMES)},
     "gpuops_training_precision": {"type": "str", "choices": list(PRECISIONS)},
+    # The NCCL settings of the hosts' /etc/nccl.conf (gpu_network) and of every launcher's ranks: one source.
+    "gpuops_nccl": {"type": "dict", "default": {}},
 }
 
 SITE_RULES = [
+    {"variable": "gpuops_nccl",
+     "that": "gpuops_nccl.keys() | reject('match', '^NCCL_[A-Z0-9_]+$') | list | length == 0 and "
+             "gpuops_nccl.values() | select('mapping') | list | length == 0 and "
+             "gpuops_nccl.values() | reject('string') | select('iterable') | list | length == 0",
+     "expected": "a mapping of NCCL variables to single values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', NCCL_IB_GID_INDEX: 3}"},
     {"variable": "gpuops_training_expect_ranks", "that": "gpuops_training_expect_ranks >= 1",
      "expected": "a number of ranks, 1 or more", "when": "gpuops_training_expect_ranks is not none"},
     {"variable": "gpuops_training_min_scaling_efficiency",

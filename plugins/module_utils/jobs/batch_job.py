@@ -114,7 +114,7 @@ def build_batch_job(params):
     job_spec = _job_spec(params, problems)
     gpus = max(pod_template.int_option(params, "gpus", 0, problems) or 0, 0)
     (env, resources, tolerations, node_selector, shm, host_paths, service_account,
-     pull_secrets) = pod_template.pod_options(params, problems)
+     pull_secrets, capabilities) = pod_template.pod_options(params, problems)
     volumes = _volumes(params.get("volumes"), problems)
     readiness_port = pod_template.port_option(params, "readiness_port", 1, problems)
     subdomain = params.get("subdomain")
@@ -145,8 +145,7 @@ def build_batch_job(params):
     if tolerations:
         pod["tolerations"] = tolerations
     pod_template.mount(pod, ([shm] if shm else []) + host_paths + volumes)
-    if params.get("privileged"):
-        pod_template.privileged(pod)
+    pod_template.grant_device_access(pod, params.get("privileged"), capabilities)
     if service_account:
         pod["serviceAccountName"] = service_account
     pod_template.pull_with(pod, pull_secrets)

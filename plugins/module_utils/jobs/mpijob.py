@@ -47,7 +47,7 @@ HIGH_LEVEL_OPTIONS = (
     "resources", "launcher_resources", "host_network", "node_selector", "tolerations",
     "launcher_creation_policy", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "ssh_auth_mount_path", "mpi_implementation",
-    "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "host_paths", "service_account",
+    "image_pull_policy", "labels", "annotations", "shm_size", "privileged", "capabilities", "host_paths", "service_account",
     "worker_ssh_port", "spread_workers", "image_pull_secrets",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
@@ -123,7 +123,7 @@ def build_mpijob(params):
     problems.extend(name_problems(name, workers if isinstance(workers, int) else 1))
     problems.extend(_option_problems(params, gpu_resource))
     (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
-     pull_secrets) = pod_template.pod_options(params, problems)
+     pull_secrets, capabilities) = pod_template.pod_options(params, problems)
     launcher_resources = pod_template.normalize_resources(params.get("launcher_resources"), "launcher_resources",
                                                           problems)
     ssh_port = pod_template.port_option(params, "worker_ssh_port", 0, problems)
@@ -159,8 +159,7 @@ def build_mpijob(params):
         pod_template.mount(worker_pod, [shm])
     # Host paths and privilege are for the ranks' devices (RDMA, hugepages, sysfs); mpirun needs neither.
     pod_template.mount(worker_pod, host_paths)
-    if params.get("privileged"):
-        pod_template.privileged(worker_pod)
+    pod_template.grant_device_access(worker_pod, params.get("privileged"), capabilities)
     if service_account:
         launcher_pod["serviceAccountName"] = service_account
         worker_pod["serviceAccountName"] = service_account

@@ -39,6 +39,7 @@ _JOB_ARG_SPEC = dict(
     host_network=dict(type="bool"),
     shm_size=dict(type="str"),
     privileged=dict(type="bool", default=False),
+    capabilities=dict(type="list", elements="str"),
     host_paths=dict(type="list", elements="str"),
     service_account=dict(type="str"),
     # Names of Secrets, not their content.

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import re
 from collections import namedtuple
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text, is_dns1123_subdomain
@@ -28,7 +29,9 @@ SHM_PATH = "/dev/shm"
 
 # The pod options every job kind takes, checked: see pod_options.
 PodOptions = namedtuple("PodOptions", ("env", "resources", "tolerations", "node_selector", "shm", "host_paths",
-                                       "service_account", "image_pull_secrets"))
+                                       "service_account", "image_pull_secrets", "capabilities"))
+# A Linux capability as the container runtimes take it in securityContext.capabilities: without CAP_.
+_CAPABILITY_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
 def int_option(params, argument, minimum, problems):
@@ -307,10 +310,35 @@ def mount(pod_spec, volumes_and_mounts):
             spec.setdefault("volumeMounts", []).append(copy.deepcopy(volume_mount))
 
 
-def privileged(pod_spec):
-    """Run every container of the pod privileged (RDMA devices, hugepages and sysfs need it on some sites)."""
+def capability_names(names, problems):
+    """The `capabilities` option, Linux capabilities such as IPC_LOCK, as a sorted list without repeats; a
+    name with the CAP_ prefix or not in capital letters is refused, naming it."""
+    if names is None:
+        return []
+    if not isinstance(names, list):
+        problems.append("capabilities must be a list of Linux capabilities such as [IPC_LOCK], got {0!r}".format(names))
+        return []
+    clean = set()
+    for index, name in enumerate(names):
+        if isinstance(name, str) and name.startswith("CAP_"):
+            problems.append("capabilities[{0}]: write {1!r} without its CAP_ prefix, as Kubernetes takes "
+                            "it".format(index, name[len("CAP_"):]))
+        elif not isinstance(name, str) or not _CAPABILITY_RE.match(name):
+            problems.append("capabilities[{0}]: {1!r} must be a Linux capability in capitals such as IPC_LOCK or "
+                            "SYS_RESOURCE".format(index, name))
+        else:
+            clean.add(name)
+    return sorted(clean)
+
+
+def grant_device_access(pod_spec, run_privileged, capabilities):
+    """Let every container of the pod reach the host's devices (RDMA, hugepages, sysfs): privileged, or with only
+    the added `capabilities` (IPC_LOCK lets RDMA pin the memory it registers, which no device plugin grants)."""
     for spec in pod_spec["containers"]:
-        spec.setdefault("securityContext", {})["privileged"] = True
+        if run_privileged:
+            spec.setdefault("securityContext", {})["privileged"] = True
+        if capabilities:
+            spec.setdefault("securityContext", {}).setdefault("capabilities", {})["add"] = list(capabilities)
 
 
 def service_account_name(name, problems):
@@ -357,8 +385,8 @@ def pull_with(pod_spec, refs):
 def pod_options(params, problems):
     """The pod options every job kind takes, each checked into `problems`, as a PodOptions: env (the env list),
     resources (of the containers that hold the GPUs), tolerations, node_selector, shm (see shm_volume),
-    host_paths (see host_path_volumes), service_account (see service_account_name) and image_pull_secrets
-    (see image_pull_secret_refs)."""
+    host_paths (see host_path_volumes), service_account (see service_account_name), image_pull_secrets
+    (see image_pull_secret_refs) and capabilities (see capability_names)."""
     return PodOptions(env=normalize_env(params.get("env"), problems),
                       resources=normalize_resources(params.get("resources"), "resources", problems),
                       tolerations=normalize_tolerations(params.get("tolerations"), problems),
@@ -366,4 +394,5 @@ def pod_options(params, problems):
                       shm=shm_volume(params.get("shm_size"), problems),
                       host_paths=host_path_volumes(params.get("host_paths"), problems),
                       service_account=service_account_name(params.get("service_account"), problems),
-                      image_pull_secrets=image_pull_secret_refs(params.get("image_pull_secrets"), problems))
+                      image_pull_secrets=image_pull_secret_refs(params.get("image_pull_secrets"), problems),
+                      capabilities=capability_names(params.get("capabilities"), problems))

@@ -54,7 +54,8 @@ HIGH_LEVEL_OPTIONS = (
     "image", "command", "workers", "parameter_servers", "chief", "gpus_per_worker", "env", "resources",
     "ps_resources", "host_network", "node_selector", "tolerations", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "image_pull_policy", "labels", "annotations", "shm_size",
-    "privileged", "host_paths", "service_account", "spread_workers", "port", "success_policy", "image_pull_secrets",
+    "privileged", "capabilities", "host_paths", "service_account", "spread_workers", "port", "success_policy",
+    "image_pull_secrets",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
 _OPTION_DEFAULTS = {"privileged": False, "spread_workers": False, "chief": False}
@@ -129,7 +130,7 @@ def build_tfjob(params):
                                          "ps": max(parameter_servers, 0)}))
     problems.extend(_option_problems(params, gpu_resource))
     (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
-     pull_secrets) = pod_template.pod_options(params, problems)
+     pull_secrets, capabilities) = pod_template.pod_options(params, problems)
     ps_resources = pod_template.normalize_resources(params.get("ps_resources"), "ps_resources", problems)
     port = pod_template.port_option(params, "port", 1, problems) or DEFAULT_PORT
     if gpus:
@@ -168,8 +169,7 @@ def build_tfjob(params):
         pod_template.mount(worker_pod, [shm])
     # Host paths and privilege are for the devices of the replicas that hold the GPUs.
     pod_template.mount(worker_pod, host_paths)
-    if params.get("privileged"):
-        pod_template.privileged(worker_pod)
+    pod_template.grant_device_access(worker_pod, params.get("privileged"), capabilities)
     if params.get("spread_workers"):
         worker_pod["topologySpreadConstraints"] = [pod_template.one_per_node({KUBEFLOW_JOB_NAME_LABEL: name,
                                                                               KUBEFLOW_REPLICA_TYPE_LABEL: "worker"})]

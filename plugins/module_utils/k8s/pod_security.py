@@ -5,9 +5,10 @@
 """The Pod Security Admission labels of the namespace the collection's pods run in.
 
 Plain Python, no Ansible: the job_namespace role reaches it through the gpuops.cluster.namespace_pod_security
-filter. The level the pods need follows from what they ask of the node: host networking, privileged containers
-and hostPath volumes are allowed at `privileged` only; the benchmark's other pods run as root without a
-seccomp profile, which `baseline` allows and `restricted` does not.
+filter. The level the pods need follows from what they ask of the node: host networking, privileged containers,
+hostPath volumes and capabilities beyond baseline's few (IPC_LOCK, which RDMA needs, among them) are allowed at
+`privileged` only; the benchmark's other pods run as root without a seccomp profile, which `baseline` allows and
+`restricted` does not.
 
 A namespace the role creates gets the level its pods need (enforce, audit and warn), so that their admission
 does not hang on the cluster's default. An existing namespace's labels are never changed behind the user's
@@ -25,6 +26,10 @@ MODES = ("enforce", "audit", "warn")
 ENFORCE = PREFIX + "enforce"
 # From the least to the most restrictive.
 LEVELS = ("privileged", "baseline", "restricted")
+# The capabilities the baseline level lets a container add (Kubernetes' Pod Security Standards); any other
+# needs privileged.
+BASELINE_CAPABILITIES = frozenset(("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                                   "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"))
 
 
 def _strictness(level):
@@ -32,7 +37,7 @@ def _strictness(level):
     return LEVELS.index(level) if level in LEVELS else len(LEVELS)
 
 
-def needed_level(host_network=False, privileged=False, host_paths=None, volumes=None):
+def needed_level(host_network=False, privileged=False, host_paths=None, volumes=None, capabilities=None):
     """(level, reasons): the level pods with these settings need, and what makes them need it."""
     reasons = []
     if host_network:
@@ -43,10 +48,14 @@ def needed_level(host_network=False, privileged=False, host_paths=None, volumes=
                                       for volume in volumes or [] if isinstance(volume, dict) and "hostPath" in volume]
     if paths:
         reasons.append("hostPath volumes ({0})".format(", ".join(str(path) for path in paths)))
+    beyond_baseline = sorted(set(capabilities or []) - BASELINE_CAPABILITIES)
+    if beyond_baseline:
+        reasons.append("added capabilities ({0})".format(", ".join(beyond_baseline)))
     return ("privileged" if reasons else "baseline"), reasons
 
 
-def plan(namespace, host_network=False, privileged=False, host_paths=None, volumes=None, relabel=False):
+def plan(namespace, host_network=False, privileged=False, host_paths=None, volumes=None, capabilities=None,
+         relabel=False):
     """What to do with the namespace pods with these settings (see needed_level) go to.
 
     namespace: the Namespace object as the API returns it, or None where it does not exist yet. relabel: whether
@@ -54,7 +63,7 @@ def plan(namespace, host_network=False, privileged=False, host_paths=None, volum
     need), reasons (what makes them need it), labels (the labels to apply, {} for none), and rejected_by (the
     enforce label's value where it rejects the pods and may not be changed, else None).
     """
-    level, reasons = needed_level(host_network, privileged, host_paths, volumes)
+    level, reasons = needed_level(host_network, privileged, host_paths, volumes, capabilities)
     wanted = dict((PREFIX + mode, level) for mode in MODES)
     result = {"exists": namespace is not None, "level": level, "reasons": reasons, "labels": {}, "rejected_by": None}
     if namespace is None:

@@ -46,6 +46,13 @@ SECONDARY = [
 ]
 
 
+# The same node with its InfiniBand settings in gpuops_nccl, the NCCL settings the launchers give the ranks too,
+# on the networkd renderer: the same file, the shared settings after the role's named ones, in name order.
+SHARED_NCCL_VARS = dict(dict((key, value) for key, value in NODE_VARS.items()
+                             if key not in ("gpu_network_nccl_ib_hca", "gpu_network_nccl_ib_gid_index")),
+                        gpuops_nccl={"NCCL_IB_HCA": "mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": 3}, gpu_network_renderer="networkd")
+EXPECTED_SHARED_NCCL = EXPECTED_NCCL[:1] + EXPECTED_NCCL[3:5] + sorted(EXPECTED_NCCL[1:3] + EXPECTED_NCCL[5:])
+
 # The same bond without GPU NICs or NCCL file: enough to show the platform picks its renderer and
 # that renderer's files validate, where the full node is already rendered for the same vars file.
 BOND_ONLY = dict(NODE_VARS, gpu_network_secondary_nics=[], gpu_network_nccl_enabled=False)
@@ -77,7 +84,7 @@ FLEET = [
     ("ubuntu2204", "ubuntu2204", NODE_VARS, None),
     ("ubuntu2404", "ubuntu2404", NODE_VARS, None),
     ("dgx", "ubuntu2204", NODE_VARS, dgx_root),
-    ("debian12_networkd", "debian12", dict(NODE_VARS, gpu_network_renderer="networkd"), None),
+    ("debian12_networkd", "debian12", SHARED_NCCL_VARS, None),
     # a cloud VM: no bond, only the per-GPU elastic NICs
     ("ubuntu2204_cloud", "ubuntu2204", dict(NODE_VARS, gpu_network_bond_enabled=False), None),
 ]

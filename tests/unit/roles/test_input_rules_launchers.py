@@ -65,6 +65,15 @@ CASES = {
              "4 (with mpijob_launcher_workers=2, mpijob_launcher_slots_per_worker=null, "
              "mpijob_launcher_gpus_per_worker=4)",
              "8, the ranks the MPIJob starts (2 workers x 4 slots), or leave it unset to expect that count")]),
+    # gpuops_nccl gives every rank its NCCL settings: a launcher's own env may not give one of them again.
+    "mpijob: an NCCL variable given twice, a capability with CAP_": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", '{"mpijob_launcher_capabilities": ["CAP_IPC_LOCK"]}',
+        '{"gpuops_nccl": {"NCCL_IB_HCA": "mlx5_0"}, "mpijob_launcher_env": {"NCCL_IB_HCA": "mlx5_1", "NCCL_DEBUG": "INFO"}}'],
+        [line("mpijob_launcher_capabilities", '["CAP_IPC_LOCK"]',
+              "Linux capabilities in capitals without their CAP_ prefix, such as [IPC_LOCK]"),
+         line("mpijob_launcher_env", '{"NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"} (with gpuops_nccl={"NCCL_IB_HCA": '
+              '"mlx5_0"})', "variables that gpuops_nccl does not set: gpuops_nccl gives the ranks its NCCL settings, as "
+              "it gives the hosts' /etc/nccl.conf, so that the two cannot disagree")]),
     "mpijob: a relative verify_training_log_path": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "verify_training_log_path=training.log"], [
         line("verify_training_log_path", "'training.log'", LOG_PATH.format("benchmark log"))]),
@@ -226,6 +235,11 @@ STAGE_CASES = {
     # A preset that does not exist stops the run before the launcher starts, whichever launcher it is.
     "an unknown preset": ("localhost,", ["gpuops_launcher=ssh", "gpuops_training_threshold_preset=t4"], {
         "localhost": [line("gpuops_training_threshold_preset", "'t4'", PRESETS)]}),
+    "NCCL settings that are not NCCL's": ("localhost,", [
+        "gpuops_launcher=ssh", '{"gpuops_nccl": {"IB_HCA": "mlx5_0", "NCCL_ALGO": ["Ring"]}}'], {
+        "localhost": [line("gpuops_nccl", '{"IB_HCA": "mlx5_0", "NCCL_ALGO": ["Ring"]}',
+                           "a mapping of NCCL variables to single values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', "
+                           "NCCL_IB_GID_INDEX: 3}")]}),
     # The playbooks' own variables, on localhost alone (the SSH launcher's roles run on the GPU nodes, none here).
     "a scaling minimum without a baseline": ("localhost,", [
         "gpuops_launcher=ssh", "gpuops_training_min_scaling_efficiency=0.8"], {

@@ -72,6 +72,14 @@ BAD = {
             {"device": "ens6", "address": "10.0.1.11/24", "table": "254"}]))],
         ["gpu_network_secondary_nics: got [{\"address\": \"10.0.1.11/24\", \"device\": \"ens6\", \"table\": \"254\"}]; "
          "expected a routing table id on every NIC, a whole number from 1 to 4294967295 other than 253, 254 and 255"]),
+    # gpuops_nccl writes the hosts' file and the ranks' environment: a role variable may not give one of its names.
+    "gpu_network: an NCCL variable in gpuops_nccl and in the role": (
+        "gpu_network", [as_json(dict(BOND, gpuops_nccl={"NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "WARN"},
+                                     gpu_network_nccl_extra={"NCCL_DEBUG": "INFO"})), "gpu_network_nccl_ib_hca=mlx5_1"],
+        ["gpu_network_nccl_ib_hca: got 'mlx5_1' (with gpuops_nccl={\"NCCL_DEBUG\": \"WARN\", \"NCCL_IB_HCA\": \"mlx5_0\"}); "
+         "expected NCCL_IB_HCA in one place, gpuops_nccl (hosts and ranks) or this variable (hosts only), not both",
+         "gpu_network_nccl_extra: got {\"NCCL_DEBUG\": \"INFO\"} (with gpuops_nccl={\"NCCL_DEBUG\": \"WARN\", "
+         "\"NCCL_IB_HCA\": \"mlx5_0\"}); expected NCCL variables that gpuops_nccl does not set (each in one place)"]),
     "gpu_network: two problems": (
         "gpu_network", [as_json(BOND), "gpu_network_apply=yes", "gpu_network_root_dir=/srv/image",
                         "gpu_network_nccl_socket_nthreads=16", "gpu_network_nccl_nsocks_perthread=8"],

@@ -11,10 +11,10 @@ ROLES = Path(__file__).resolve().parents[3] / "roles"
 INCLUDE = "ansible.builtin.include_role"
 # Each role that makes pods, and the settings of its pods that decide their pod security level.
 POD_ROLES = {
-    "mpijob_launcher": ("host_network", "privileged", "host_paths"),
-    "tfjob_launcher": ("privileged", "host_paths"),
-    "pod_launcher": ("privileged", "host_paths", "volumes"),
-    "job_launcher": ("host_network", "privileged", "host_paths", "volumes"),
+    "mpijob_launcher": ("host_network", "privileged", "capabilities", "host_paths"),
+    "tfjob_launcher": ("privileged", "capabilities", "host_paths"),
+    "pod_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
+    "job_launcher": ("host_network", "privileged", "capabilities", "host_paths", "volumes"),
     "gpu_validation": (),
 }
 

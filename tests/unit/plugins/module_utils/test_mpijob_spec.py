@@ -325,6 +325,33 @@ def test_privileged_host_paths_and_service_account():
     assert launcher["serviceAccountName"] == worker["serviceAccountName"] == "gpuops-benchmark"
 
 
+def test_infiniband_in_pods_rdma_resource_ipc_lock_and_shm_without_privilege():
+    """RDMA through a device plugin's resource: the workers ask for it beside their GPUs, add only IPC_LOCK (to pin
+    the memory RDMA registers) and get the /dev/shm size; nothing is privileged, and mpirun's pod gets neither."""
+    body = build_mpijob(dict(VALID, gpus_per_worker=8, shm_size="32Gi", capabilities=["IPC_LOCK", "IPC_LOCK"],
+                             resources={"rdma/rdma_shared_device_a": 1, "memory": "512Gi"}))
+    launcher = body["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    worker = body["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["containers"][0]["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    wanted = {"nvidia.com/gpu": "8", "rdma/rdma_shared_device_a": "1", "memory": "512Gi"}
+    assert worker["containers"][0]["resources"] == {"limits": wanted, "requests": wanted}
+    assert worker["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}]
+    assert "securityContext" not in launcher and "resources" not in launcher
+    both = build_mpijob(dict(VALID, privileged=True, capabilities=["IPC_LOCK"]))["spec"]["mpiReplicaSpecs"]["Worker"]
+    assert both["template"]["spec"]["containers"][0]["securityContext"] == {
+        "privileged": True, "capabilities": {"add": ["IPC_LOCK"]}}
+
+
+def test_bad_capabilities_are_refused_naming_them():
+    assert problems_of(dict(VALID, capabilities=["CAP_IPC_LOCK", "ipc_lock", 7])) == [
+        "capabilities[0]: write 'IPC_LOCK' without its CAP_ prefix, as Kubernetes takes it",
+        "capabilities[1]: 'ipc_lock' must be a Linux capability in capitals such as IPC_LOCK or SYS_RESOURCE",
+        "capabilities[2]: 7 must be a Linux capability in capitals such as IPC_LOCK or SYS_RESOURCE",
+    ]
+    assert problems_of(dict(VALID, capabilities="IPC_LOCK")) == [
+        "capabilities must be a list of Linux capabilities such as [IPC_LOCK], got 'IPC_LOCK'"]
+
+
 def test_image_pull_secrets_are_referenced_by_the_launcher_and_every_worker():
     body = build_mpijob(dict(VALID, image_pull_secrets=["gpuops-registry", "ngc"]))
     for role in ("Launcher", "Worker"):

@@ -29,6 +29,10 @@ def labelled(enforce=None, audit=None, warn=None):
     ({"volumes": [{"name": "sys", "hostPath": {"path": "/sys"}}], "host_paths": ["/dev/hugepages"]}, "privileged",
      ["hostPath volumes (/dev/hugepages, /sys)"]),
     ({"host_network": True, "privileged": True}, "privileged", ["host networking", "privileged containers"]),
+    # RDMA's IPC_LOCK is beyond what baseline lets a container add; NET_BIND_SERVICE is within it.
+    ({"capabilities": ["NET_BIND_SERVICE"]}, "baseline", []),
+    ({"capabilities": ["NET_BIND_SERVICE", "SYS_RESOURCE", "IPC_LOCK"]}, "privileged",
+     ["added capabilities (IPC_LOCK, SYS_RESOURCE)"]),
 ])
 def test_the_level_follows_from_what_the_pods_ask_of_the_node(settings, level, reasons):
     assert needed_level(**settings) == (level, reasons)
