@@ -13,10 +13,8 @@
 #     --dir        print the wheelhouse folder this would build, and nothing else
 # The last line printed is the wheelhouse folder.
 #
-# Horovod 0.28.1 is the last release and needs two fixes to build today, applied to the PyPI sdist
-# in a temporary folder: CMake 4 refuses the bundled Gloo's cmake_minimum_required (hence
-# CMAKE_POLICY_VERSION_MINIMUM=3.5), and PyTorch >= 2.1 headers need C++17 where the sdist asks
-# for C++14 (fixed upstream after the release).
+# The compile itself is roles/benchmark_image/files/horovod_wheel.sh, the recipe the benchmark image runs
+# too (with the two fixes Horovod 0.28.1's sdist needs today).
 set -euo pipefail
 # shellcheck source=tools/pinned.sh
 source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
@@ -65,7 +63,8 @@ python_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])
 framework_version=$(sed -n "s/^$framework_package==\([^ ]*\)$/\1/p" "$requirements")
 [ -n "$framework_version" ] || die "$requirements does not pin $framework_package"
 
-# Everything that decides the wheel's content; changing any of it gives a new cache folder.
+# Everything that decides the wheel's content (horovod_wheel.sh sets these flags); changing any of it gives
+# a new cache folder.
 build_env=(
     "${framework_flags[@]}"
     HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1
@@ -119,18 +118,11 @@ log "installing the build environment"
 "${pip[@]}" install --quiet --no-index --find-links "$staging" --find-links "$work/build-tools" \
     -r "$requirements" -r "$build_requirements"
 
-tar -C "$work" -xzf "$work/horovod-$horovod_version.tar.gz"
-source_dir=$work/horovod-$horovod_version
-for cmake_lists in CMakeLists.txt horovod/torch/CMakeLists.txt; do
-    grep -q 'set(CMAKE_CXX_STANDARD 14)' "$source_dir/$cmake_lists" \
-        || die "$cmake_lists in the sdist no longer asks for C++14: the C++17 fix needs a second look"
-    sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$source_dir/$cmake_lists"
-done
-
 log "compiling Horovod against $framework_package $framework_version with $build_jobs jobs (about 10 minutes on 2 cores)"
 compile_log=$work/compile.log
-if ! (cd "$source_dir" && env "${build_env[@]}" MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" \
-        "${pip[@]}" wheel --no-build-isolation --no-deps --no-index -w "$work/dist" . >"$compile_log" 2>&1); then
+# The collection's one Horovod recipe (its sdist fixes and build flags), which the benchmark image runs too.
+if ! MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" bash "$repo_root/roles/benchmark_image/files/horovod_wheel.sh" \
+        "$work/horovod-$horovod_version.tar.gz" "$framework" "$work/dist" "${pip[@]}" >"$compile_log" 2>&1; then
     tail -40 "$compile_log" >&2
     die "the Horovod build failed (last lines above)"
 fi

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the lab workload image without a registry: `podman build` FROM the local lab node image
-# (tools/build_node_image.sh), adding OpenMPI from Debian, a Python environment at /opt/gpuops/venv
-# with Horovod and one framework from the cached wheelhouse (tools/build_horovod.sh; pip runs with
-# --no-index), the benchmark program, and the SSH setup MPIJob workers need. The image name carries a
-# hash of every input (node image, wheelhouse, Containerfile, benchmark program), so a warm run takes a
-# second and any change builds anew.
+# Builds the lab workload image without a registry, with the collection's own recipe for a site's benchmark
+# image (playbooks/benchmark_image.yml, roles/benchmark_image) FROM the local lab node image
+# (tools/build_node_image.sh): OpenMPI from Debian, a Python environment at /opt/gpuops/venv with Horovod and
+# one framework from the cached wheelhouse (tools/build_horovod.sh; pip runs with --no-index), the benchmark
+# program, and the SSH setup MPIJob workers need. The image name carries a hash of every input (node image,
+# wheelhouse, the role's recipe, benchmark program), so a warm run takes a second and any change builds anew.
 #
 #   tools/build_workload_image.sh [--framework tensorflow|pytorch] [--name]
 #     --name   print the image name this would build, and nothing else (builds nothing)
@@ -34,11 +34,12 @@ case "$framework" in
     *) die "--framework must be tensorflow or pytorch, got '$framework'" ;;
 esac
 
-containerfile=$repo_root/tools/workload/Containerfile
+recipe_dir=$repo_root/roles/benchmark_image
 benchmark=$repo_root/roles/training_benchmark/files/gpuops_benchmark.py
 base_image=$(bash "$repo_root/tools/build_node_image.sh" --name)
 wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" --framework "$framework" --dir)
-image_key=$(printf '%s\n' "$base_image" "$(basename "$wheelhouse")" "$horovod_module" | cat - "$containerfile" "$benchmark" \
+image_key=$(printf '%s\n' "$base_image" "$(basename "$wheelhouse")" "$horovod_module" \
+    | cat - "$recipe_dir"/templates/* "$recipe_dir"/tasks/* "$recipe_dir"/vars/* "$recipe_dir"/files/* "$benchmark" \
     | sha256sum | cut -c1-12)
 image_name=${GPUOPS_WORKLOAD_IMAGE:-localhost/gpuops-workload:$framework-$image_key}
 
@@ -57,20 +58,17 @@ started=$(date +%s)
 bash "$repo_root/tools/build_node_image.sh" >/dev/null
 wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" --framework "$framework" | tail -1)
 
-context=$(mktemp -d "$cache_root/images/workload-context.XXXXXX" 2>/dev/null \
-    || { mkdir -p "$cache_root/images"; mktemp -d "$cache_root/images/workload-context.XXXXXX"; })
-trap 'rm -rf "$context"' EXIT
-# Hard links: the build context costs no copy of the wheels.
-cp -al "$wheelhouse" "$context/wheelhouse" 2>/dev/null || cp -a "$wheelhouse" "$context/wheelhouse"
-cp "$benchmark" "$context/gpuops_benchmark.py"
-
 log "building $image_name from $base_image with $(basename "$wheelhouse")"
-build_log=$context.log
-if ! podman build --quiet --network host --file "$containerfile" \
-        --build-arg "BASE_IMAGE=$base_image" --build-arg "HOROVOD_MODULE=$horovod_module" \
-        --tag "$image_name" "$context" >"$build_log" 2>&1; then
-    tail -30 "$build_log" >&2
-    die "podman build failed (last lines above; full log $build_log)"
+mkdir -p "$cache_root/images"
+build_log=$(mktemp "$cache_root/images/workload-build.XXXXXX.log")
+if ! ANSIBLE_CONFIG="$repo_root/ansible.cfg" "$repo_root/.venv/bin/ansible-playbook" -i localhost, -c local "$repo_root/playbooks/benchmark_image.yml" \
+        -e "{\"ansible_python_interpreter\": \"$repo_root/.venv/bin/python\", \"benchmark_image_base\": \"$base_image\",
+             \"benchmark_image_name\": \"$image_name\", \"benchmark_image_framework\": \"$framework\",
+             \"benchmark_image_wheelhouse\": \"$wheelhouse\", \"benchmark_image_venv\": \"/opt/gpuops/venv\",
+             \"benchmark_image_builder\": \"podman\", \"benchmark_image_work_dir\": \"$cache_root/images\"}" \
+        >"$build_log" 2>&1; then
+    tail -40 "$build_log" >&2
+    die "the benchmark image recipe failed (last lines above; full log $build_log)"
 fi
 rm -f "$build_log"
 log "built in $(( $(date +%s) - started )) s: $image_name"

@@ -71,7 +71,7 @@ def mpijob_task(task_name, args):
 def cpu_job_args(lab, namespace, name, **more):
     args = dict(kubeconfig=lab.kubeconfig, name=name, namespace=namespace,
                 image="localhost/gpuops-horovod:simulated", image_pull_policy="Never",
-                command=["mpirun", "-np", "4", "python3", "/opt/gpuops/gpuops_benchmark.py", "--model", "resnet18"],
+                command=["mpirun", "-np", "4", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py", "--model", "resnet18"],
                 worker_command=["/usr/sbin/sshd", "-De"], workers=2, slots_per_worker=2,
                 resources={"cpu": "2", "memory": "4Gi"},
                 env={"OMP_NUM_THREADS": 2, "HOROVOD_CYCLE_TIME": 1})
@@ -138,7 +138,7 @@ def test_launcher_role_runs_the_job_and_fails_naming_why_when_the_launcher_left_
     assert job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] == [
         "mpirun", "-np", "4", "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot", "-x", "PATH",
         "-x", "LD_LIBRARY_PATH", "-x", "OMP_NUM_THREADS",
-        "python3", "/opt/gpuops/gpuops_benchmark.py", "--framework", "pytorch", "--model", "resnet18",
+        "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework", "pytorch", "--model", "resnet18",
         "--batch-size", "16"]
     # kwok runs no container: the API cannot serve the launcher's log, and the result says which pod and why.
     assert job["launcher_log_source"] == "none"

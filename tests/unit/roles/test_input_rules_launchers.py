@@ -22,12 +22,12 @@ VERIFY_STAGE = '{"gpuops_input_check_stages": ["verify"]}'
 LAB_HOSTS = ("localhost", "node1", "node2")
 
 MPIJOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, Horovod, the framework, sshd and "
-                "/opt/gpuops/gpuops_benchmark.py")
-TFJOB_IMAGE = "the name of the benchmark's image, with TensorFlow and /opt/gpuops/gpuops_benchmark.py"
+                "/opt/gpuops/benchmark/gpuops_benchmark.py")
+TFJOB_IMAGE = "the name of the benchmark's image, with TensorFlow and /opt/gpuops/benchmark/gpuops_benchmark.py"
 POD_IMAGE = ("the name of the benchmark's image, with Horovod (horovodrun), the framework and "
-             "/opt/gpuops/gpuops_benchmark.py")
+             "/opt/gpuops/benchmark/gpuops_benchmark.py")
 JOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, sshd, Horovod, the framework and "
-             "/opt/gpuops/gpuops_benchmark.py")
+             "/opt/gpuops/benchmark/gpuops_benchmark.py")
 SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
 LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
 SHARE = "a share above 0 and at most 1, such as 0.9"

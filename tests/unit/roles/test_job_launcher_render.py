@@ -55,7 +55,7 @@ def test_mpirun_names_each_worker_by_its_dns_name_and_slots_and_tells_ssh_the_po
         "mpirun", "-np", "16", "-H", "bench-workers-0.bench-workers:8,bench-workers-1.bench-workers:8",
         "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot",
         "-mca", "plm_rsh_args", "-p 22122", "-mca", "orte_keep_fqdn_hostnames", "true",
-        "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "NCCL_DEBUG", "python3", "/opt/gpuops/gpuops_benchmark.py"]
+        "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "NCCL_DEBUG", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py"]
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", "22122"]
 
 

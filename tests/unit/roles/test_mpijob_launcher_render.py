@@ -59,7 +59,7 @@ def commands(ran, name):
 
 
 MPIRUN_ARGS = ["--allow-run-as-root", "-bind-to", "none", "-map-by", "slot"]
-PROGRAM = ["python3", "/opt/gpuops/gpuops_benchmark.py"]
+PROGRAM = ["python3", "/opt/gpuops/benchmark/gpuops_benchmark.py"]
 
 
 def test_ranks_get_path_ld_library_path_and_every_variable_once(ran):

@@ -51,7 +51,7 @@ def _command(ran, name):
 
 def test_one_rank_per_gpu_on_localhost_with_the_extra_options_before_the_program(ran):
     assert _command(ran, "eight_gpus") == ["horovodrun", "-np", "8", "-H", "localhost:8", "--timeline-filename",
-                                           "/tmp/timeline.json", "python3", "/opt/gpuops/gpuops_benchmark.py",
+                                           "/tmp/timeline.json", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py",
                                            "--model", "resnet50"]
 
 
@@ -78,4 +78,4 @@ def test_bad_counts_fail_naming_the_variables_before_any_api_call(ran):
 def test_a_missing_image_is_refused_naming_the_variable(ran):
     assert _problems(ran["no_image"]) == [
         "pod_launcher_image: got ''; expected the name of the benchmark's image, with Horovod (horovodrun), the "
-        "framework and /opt/gpuops/gpuops_benchmark.py"]
+        "framework and /opt/gpuops/benchmark/gpuops_benchmark.py"]

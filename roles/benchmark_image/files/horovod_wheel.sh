@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Compiles a Horovod wheel from its PyPI sdist for one framework, with the Gloo and MPI controllers, and NCCL
+# for GPU operations where a CUDA toolkit is found. The one recipe of the collection: the benchmark image
+# (roles/benchmark_image, inside the image build) and the lab's wheelhouse (tools/build_horovod.sh) both run it.
+#
+#   horovod_wheel.sh SDIST FRAMEWORK OUT_DIR PIP...
+#     SDIST      horovod-<version>.tar.gz
+#     FRAMEWORK  tensorflow or pytorch (the binding built; the other is left out)
+#     OUT_DIR    where the wheel is written
+#     PIP...     the pip command of the Python environment that holds the framework, e.g. python3 -m pip
+# Environment: MAKEFLAGS (parallel jobs); CUDA_HOME (default /usr/local/cuda) and NCCL_HOME (a NCCL tarball's
+# folder; default: the NCCL the CUDA toolkit or the system holds) for the NCCL build.
+#
+# Horovod 0.28.1, its last release, needs two fixes to build today: CMake 4 refuses the bundled Gloo's
+# cmake_minimum_required (CMAKE_POLICY_VERSION_MINIMUM=3.5), and PyTorch >= 2.1 headers need C++17 where the
+# sdist asks for C++14 (fixed upstream after the release).
+set -euo pipefail
+
+die() { printf 'horovod_wheel: %s\n' "$*" >&2; exit 1; }
+[ "$#" -ge 4 ] || die "usage: horovod_wheel.sh SDIST FRAMEWORK OUT_DIR PIP..."
+sdist=$1 framework=$2 out_dir=$3
+shift 3
+
+case "$framework" in
+    tensorflow) build_env=(HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITHOUT_PYTORCH=1) ;;
+    pytorch) build_env=(HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1) ;;
+    *) die "FRAMEWORK must be tensorflow or pytorch, got '$framework'" ;;
+esac
+build_env+=(HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5)
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if command -v nvcc >/dev/null || [ -x "$cuda_home/bin/nvcc" ]; then
+    build_env+=(HOROVOD_GPU_OPERATIONS=NCCL "HOROVOD_CUDA_HOME=$cuda_home" PATH="$cuda_home/bin:$PATH")
+    if [ -n "${NCCL_HOME:-}" ]; then
+        build_env+=("HOROVOD_NCCL_HOME=$NCCL_HOME")
+    fi
+    echo "horovod_wheel: CUDA at $cuda_home: GPU operations through NCCL${NCCL_HOME:+ from $NCCL_HOME}" >&2
+else
+    echo "horovod_wheel: no CUDA toolkit (no nvcc): a CPU build, Gloo and MPI only" >&2
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$work" -xzf "$sdist"
+source_dir=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'horovod-*' | head -1)
+[ -n "$source_dir" ] || die "$sdist holds no horovod-<version> folder"
+for cmake_lists in CMakeLists.txt horovod/torch/CMakeLists.txt; do
+    grep -q 'set(CMAKE_CXX_STANDARD 14)' "$source_dir/$cmake_lists" \
+        || die "$cmake_lists in the sdist no longer asks for C++14: the C++17 fix needs a second look"
+    sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$source_dir/$cmake_lists"
+done
+
+mkdir -p "$out_dir"
+(cd "$source_dir" && env "${build_env[@]}" "$@" wheel --no-build-isolation --no-deps --no-index -w "$out_dir" .)

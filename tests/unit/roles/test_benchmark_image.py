@@ -1,0 +1,55 @@
+"""The benchmark_image role without building: check mode on a site's framework image shows the Containerfile it
+would build (sshd, OpenMPI where the base has none, Horovod compiled with the collection's recipe, the benchmark at
+the launchers' path) and writes nothing; bad inputs stop it before anything, named. The lab builds its workload
+image with this role for real (tools/build_workload_image.sh), and tests/e2e/test_benchmark_image.py runs it again
+there to show that a second run builds nothing."""
+
+import os
+import sys
+
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, mode_options, run_playbook
+
+PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "benchmark_image.yml")
+NGC = "nvcr.io/nvidia/tensorflow:24.12-tf2-py3"
+NAME = "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1"
+PLAN_TASK = "Say what was built"
+CHECK_TASK = "Check the variables before anything changes"
+
+
+def _run(tmp_path, check=False, **variables):
+    extra = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                  "benchmark_image_work_dir": str(tmp_path), "benchmark_image_builder": "podman"}, **variables)
+    return run_playbook(PLAYBOOK, "localhost,", extra, mode_options(check=check, diff=check), env=ansible_env(), timeout=300)
+
+
+def test_check_mode_on_a_framework_image_shows_the_containerfile_and_writes_nothing(tmp_path):
+    done = _run(tmp_path, check=True, benchmark_image_base=NGC, benchmark_image_name=NAME, benchmark_image_framework="pytorch")
+    assert done.rc == 0, done.explain()
+    assert done.result(PLAN_TASK)["msg"].startswith(NAME + " from " + NGC + ": would be built (check mode) (recipe ")
+    containerfile = done.result("Write the Containerfile")["diff"][0]["after"]
+    assert containerfile.splitlines()[0] == "FROM " + NGC
+    # The base's own Python (NGC's framework is there): no virtualenv; Horovod compiled in the image for PyTorch.
+    assert "venv" not in containerfile
+    assert "bash /tmp/horovod_wheel.sh /tmp/horovod/horovod-0.28.1.tar.gz \\\n            pytorch /tmp/horovod/dist python3 -m pip" \
+        in containerfile
+    assert "import horovod, horovod.torch as hvd; assert hvd.gloo_built() and hvd.mpi_built()" in containerfile
+    assert 'need="openssh-server openssh-client g++ make python3-dev"' in containerfile
+    assert "openmpi-bin libopenmpi-dev" in containerfile
+    assert "printf 'StrictModes no\\n' > /etc/ssh/sshd_config.d/gpuops-mpi-operator.conf" in containerfile
+    assert containerfile.rstrip().endswith("COPY gpuops_benchmark.py /opt/gpuops/benchmark/gpuops_benchmark.py")
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_inputs_are_named_before_anything(tmp_path):
+    done = _run(tmp_path, benchmark_image_name="Registry/Bench", benchmark_image_builder="kaniko",
+                benchmark_image_build_jobs=0)
+    assert done.rc != 0
+    assert done.result(CHECK_TASK)["problems"] == [
+        "benchmark_image_base: got null; expected the framework image to build from, such as "
+        "nvcr.io/nvidia/tensorflow:24.12-tf2-py3",
+        "benchmark_image_name: got 'Registry/Bench'; expected an image name in lower case with its tag, such as "
+        "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1",
+        "benchmark_image_build_jobs: got 0; expected a number of compile jobs, 1 or more",
+        "benchmark_image_builder: got 'kaniko'; expected podman, buildah or docker, or null for the first of them on "
+        "the build host's PATH"]
+    assert not list(tmp_path.iterdir())
