@@ -13,6 +13,8 @@ appearing, the real GPU Operator's operands.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 
@@ -20,7 +22,7 @@ import pytest
 import yaml
 
 from gpu_stack_harness import (
-    CHART_DIR, GPU_PRODUCT_LABEL, PREVIOUS_PINS, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, helm_binary,
+    CHART_DIR, DATA_DIR, GPU_PRODUCT_LABEL, PREVIOUS_PINS, WITHOUT_GPU_VALIDATION, ansible_env, fake_node, helm_binary,
     mpi_operator_manifest, previous_mpi_operator_manifest, run_playbook, seed_facts, unique, unreachable_kubeconfig,
     wait_for, write_inventory,
 )
@@ -231,6 +233,63 @@ def test_switching_to_the_gpu_operator_and_back(lab, stack, helm, tmp_path):
              "the device plugin back on every GPU node")
 
 
+CLUSTER_POLICY_CRD = os.path.join(DATA_DIR, "crds", "openshift_olm", "clusterpolicies.nvidia.com.yaml")
+REFUSED_OPERATOR = "Fail when another GPU Operator runs and may not be replaced"
+
+
+def test_a_gpu_operator_of_another_release_stops_the_run_until_it_may_be_replaced(lab, stack, helm):
+    """A GPU Operator installed outside the collection (the stub chart, its ClusterPolicy on, under a release name
+    and namespace of its own): the device plugin path stops before any change, naming it, and with
+    gpu_operator_replace_existing uninstalls it, then deploys the device plugin."""
+    ns = stack["namespace"]
+    other_ns, release = "%s-site" % ns, "site-gpu-operator"
+    lab.kubectl("apply", "-f", CLUSTER_POLICY_CRD)
+    lab.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/clusterpolicies.nvidia.com")
+    subprocess.run([helm, "install", release, CHART_DIR, "--namespace", other_ns, "--create-namespace",
+                    "--set", "clusterPolicy.enabled=true", "--kubeconfig", lab.kubeconfig, "--wait", "--timeout", "120s"],
+                   check=True, capture_output=True)
+    try:
+        policy = yaml.safe_load(lab.kubectl("get", "clusterpolicy", "cluster-policy", "-o", "yaml").stdout)
+        assert policy["metadata"]["annotations"]["meta.helm.sh/release-name"] == release
+
+        refused = run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="gpu_stack")
+        assert refused.rc != 0
+        [(name, host, result)] = refused.failures()
+        assert (name.split(" : ")[-1], host) == (REFUSED_OPERATOR, "localhost")
+        assert result["msg"] == (
+            "a GPU Operator that this collection did not install runs on this cluster: the CRD "
+            "clusterpolicies.nvidia.com is served and ClusterPolicy cluster-policy (Helm release %s in namespace %s). "
+            "Its own device plugin would run beside the NVIDIA device plugin this run deploys (gpuops_gpu_stack is "
+            "device_plugin). Nothing was changed. Set gpu_operator_replace_existing=true to remove it first (its Helm "
+            "release is uninstalled; a ClusterPolicy of no Helm release is deleted, with the OLM Subscriptions and "
+            "CSVs named), or set gpu_operator_release_name and gpu_operator_namespace (Helm), or "
+            "gpu_operator_olm_namespace (OLM), to the ones found to manage it here." % (release, other_ns))
+        assert refused.changed == 0
+        assert refused.results("Apply the GPU labels") == [], "the nodes were labelled before the refusal"
+        assert helm_releases(lab, other_ns) == [(1, "deployed")]
+
+        replace = dict(stack["extra"], gpu_operator_replace_existing=True, gpu_operator_helm_binary=helm)
+        check = run_playbook(stack["env"], stack["inventory"], replace, check=True, tags="gpu_stack")
+        assert check.rc == 0, check.explain()
+        assert helm_releases(lab, other_ns) == [(1, "deployed")], "check mode uninstalled the release"
+
+        replaced = run_playbook(stack["env"], stack["inventory"], replace, tags="gpu_stack")
+        assert replaced.rc == 0, replaced.explain()
+        assert helm_releases(lab, other_ns) == []
+        assert lab.kubectl("get", "clusterpolicies", "-o", "name").stdout.strip() == ""
+        # Looked for once, before the labels; the role's own run did not look again.
+        assert [r.get("skipped", False) for r in replaced.results("Look for the GPU Operator's CRD")] == [False, True]
+        wait_for(lambda: pods_by_node(lab, other_ns, OPERATOR_PLUGIN_PODS) == {}, 60, "the other operator's device plugin to go")
+        wait_for(lambda: sorted(pods_by_node(lab, ns, DEVICE_PLUGIN_PODS)) == gpu_labelled_nodes(lab), 60,
+                 "the device plugin on every GPU node")
+        assert run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="gpu_stack").rc == 0
+    finally:
+        subprocess.run([helm, "uninstall", release, "--namespace", other_ns, "--kubeconfig", lab.kubeconfig, "--wait"],
+                       check=False, capture_output=True)
+        lab.kubectl("delete", "namespace", other_ns, "--ignore-not-found", "--wait=true", "--timeout=50s", check=False)
+        lab.kubectl("delete", "-f", CLUSTER_POLICY_CRD, "--ignore-not-found", "--wait=true", "--timeout=50s", check=False)
+
+
 # (bad values, the one line naming the problem, whether every host reports it: a playbook-wide variable is read
 # on every host, a role's only where its play runs).
 BAD_INPUTS = [
@@ -346,6 +405,38 @@ def test_mpi_operator_upgrades_in_place_from_the_previous_pin_and_is_idempotent(
     assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
                        "-o", "name").stdout.strip() == ""
     assert lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "name").stdout.strip()
+
+
+def test_mpi_operator_stops_at_an_mpijob_crd_that_serves_v1(lab, stack):
+    """The Kubeflow Training Operator's MPIJob v1 beside the lab's MPI Operator: a served v1 version added to the
+    lab's CRD stands in for it (replacing the CRD would take the API from the lab's running MPI Operator)."""
+    v1 = {"name": "v1", "served": True, "storage": False,
+          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    lab.kubectl("patch", "crd", "mpijobs.kubeflow.org", "--type=json",
+                "-p", json.dumps([{"op": "add", "path": "/spec/versions/-", "value": v1}]))
+    try:
+        before = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+        run = run_playbook(stack["env"], stack["inventory"], stack["extra"], tags="mpi_operator")
+        assert run.rc != 0
+        [(name, host, result)] = run.failures()
+        assert (name.split(" : ")[-1], host) == ("Fail when the cluster's MPIJob CRD serves kubeflow.org/v1", "localhost")
+        assert result["msg"].startswith(
+            "the cluster's CRD mpijobs.kubeflow.org serves MPIJob kubeflow.org/v1 (served versions v2beta1, v1, stored "
+            "v2beta1): the Kubeflow Training Operator's MPIJob, or an MPI Operator before v0.4; 0 MPIJob(s) of that "
+            "version exist. The MPI Operator %s serves MPIJob v2beta1 under the same CRD name. Nothing was changed. "
+            % pinned("mpi_operator")), result["msg"]
+        assert "--enable-scheme=tfjob --enable-scheme=pytorchjob" in result["msg"]
+        assert "kubectl delete crd mpijobs.kubeflow.org" in result["msg"]
+        assert run.changed == 0
+        after = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)
+        assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+        assert lab.kubectl("get", "deployment", "-n", "mpi-operator", "mpi-operator", "--ignore-not-found",
+                           "-o", "name").stdout.strip() == ""
+    finally:
+        versions = yaml.safe_load(lab.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "yaml").stdout)["spec"]["versions"]
+        index = [v["name"] for v in versions].index("v1")
+        lab.kubectl("patch", "crd", "mpijobs.kubeflow.org", "--type=json",
+                    "-p", json.dumps([{"op": "remove", "path": "/spec/versions/%d" % index}]))
 
 
 def test_device_plugin_upgrades_in_place_from_the_previous_pin(lab, stack):

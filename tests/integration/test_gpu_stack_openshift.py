@@ -182,3 +182,54 @@ def test_openshift_device_plugin_then_olm_operator_and_back(lab, openshift_apis,
                         check=False)
         for name in gpu_nodes:
             lab.kubectl("delete", "node", name, "--ignore-not-found", check=False)
+
+
+def test_a_gpu_operator_subscribed_elsewhere_stops_the_run_until_it_may_be_replaced(lab, openshift_apis, tmp_path):
+    """An OLM install that is not the collection's: a Subscription to the package in a namespace of its own, with
+    its CSV, and a ClusterPolicy without the collection's label. The device plugin path stops naming them, and
+    with gpu_operator_replace_existing deletes the ClusterPolicy, the Subscription and the CSV, then goes on."""
+    prefix = unique("os")
+    gpu_node, site_ns, policy = "%s-gpu" % prefix, "%s-site" % prefix, "%s-site-policy" % prefix
+    csv = "gpu-operator-certified.v25.3.0"
+    lab.core.create_node(fake_node(gpu_node))
+    lab.kubectl("create", "namespace", site_ns)
+    lab.custom.create_namespaced_custom_object(OLM[0], OLM[1], site_ns, "subscriptions", {
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        "metadata": {"name": "gpu-operator-certified", "namespace": site_ns},
+        "spec": {"name": "gpu-operator-certified", "channel": "v25.3", "source": "certified-operators",
+                 "sourceNamespace": "openshift-marketplace"}})
+    lab.custom.patch_namespaced_custom_object_status(OLM[0], OLM[1], site_ns, "subscriptions", "gpu-operator-certified",
+                                                     {"status": {"installedCSV": csv}})
+    lab.custom.create_namespaced_custom_object(OLM[0], OLM[1], site_ns, "clusterserviceversions", {
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": csv, "namespace": site_ns}, "spec": {"displayName": "NVIDIA GPU Operator"}})
+    lab.custom.create_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", dict(
+        EXAMPLE_POLICY, metadata={"name": policy}))
+    env = ansible_env(str(tmp_path))
+    inventory = write_inventory(str(tmp_path / "inventory.yml"), [gpu_node])
+    extra = {"gpuops_kubeconfig": lab.kubeconfig, "nvidia_device_plugin_namespace": "%s-plugin" % prefix,
+             "nvidia_device_plugin_name": "%s-dp" % prefix, "gpu_operator_olm_namespace": "%s-olm" % prefix,
+             "nvidia_device_plugin_wait_timeout": 180, "gpu_operator_wait_timeout": 120,
+             "mpi_operator_manifest_src": mpi_operator_manifest(), **WITHOUT_GPU_VALIDATION}
+    try:
+        refused = run_playbook(env, inventory, extra, tags="gpu_stack")
+        assert refused.rc != 0
+        [(_name, host, result)] = refused.failures()
+        assert host == "localhost"
+        assert ("is served and ClusterPolicy %s (no Helm release; OLM Subscription gpu-operator-certified in "
+                "namespace %s). Its own device plugin" % (policy, site_ns)) in result["msg"], result["msg"]
+        assert refused.changed == 0
+
+        replaced = run_playbook(env, inventory, dict(extra, gpu_operator_replace_existing=True), tags="gpu_stack")
+        assert replaced.rc == 0, replaced.explain()
+        assert lab.kubectl("get", "clusterpolicy", policy, "--ignore-not-found", "-o", "name").stdout.strip() == ""
+        for plural in ("subscriptions", "clusterserviceversions"):
+            assert lab.custom.list_namespaced_custom_object(OLM[0], OLM[1], site_ns, plural)["items"] == []
+        assert lab.kubectl("get", "daemonset", "-n", "%s-plugin" % prefix, "-o", "name").stdout.strip()
+    finally:
+        lab.kubectl("delete", "clusterpolicy", policy, "--ignore-not-found", check=False)
+        lab.kubectl("delete", "securitycontextconstraints", "%s-dp" % prefix, "--ignore-not-found", check=False)
+        for namespace in (site_ns, "%s-plugin" % prefix):
+            lab.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=true", "--timeout=50s",
+                        check=False)
+        lab.kubectl("delete", "node", gpu_node, "--ignore-not-found", check=False)
