@@ -14,8 +14,9 @@ author:
   - gpuops maintainers (@gpuops)
 description:
   - Works out the level the pods need - V(privileged) with host networking, privileged containers, hostPath
-    volumes or capabilities beyond the few V(baseline) allows (such as V(IPC_LOCK)), V(baseline) otherwise (they run as root without a seccomp profile, which V(restricted) refuses) - and
-    which C(pod-security.kubernetes.io/enforce), C(audit) and C(warn) labels to apply to their namespace.
+    volumes or capabilities beyond the few V(baseline) allows (such as V(IPC_LOCK)), V(baseline) otherwise (they
+    run as root without a seccomp profile, which V(restricted) refuses) - and which
+    C(pod-security.kubernetes.io/enforce), C(audit) and C(warn) labels to apply to their namespace.
   - A namespace that does not exist yet gets the three labels at that level.
   - An existing namespace is never relabelled behind the user's back. Without an enforce label, the three labels
     are added (only the missing ones) where the pods need V(privileged), and nothing where V(baseline) is enough.

@@ -126,9 +126,10 @@ options:
     default: false
   capabilities:
     description:
-      - Linux capabilities added to the worker containers (not the chief or the parameter servers), without the C(CAP_) prefix, such as V(IPC_LOCK), which RDMA needs to
-        pin the memory it registers (InfiniBand or RoCE through an RDMA device plugin's resource, given in
-        O(resources)). A narrower grant than O(privileged). None by default.
+      - Linux capabilities added to the worker containers (not the chief or the parameter servers), without the
+        C(CAP_) prefix, such as V(IPC_LOCK), which RDMA needs to pin the memory it registers (InfiniBand or RoCE
+        through an RDMA device plugin's resource, given in O(resources)). A narrower grant than O(privileged). None
+        by default.
     type: list
     elements: str
   host_paths:
