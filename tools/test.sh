@@ -87,12 +87,13 @@ run_molecule() {
     [ "$found" -eq 1 ] || { echo "no molecule scenario found under molecule/" >&2; return 1; }
 }
 
+# The slowest tests of the two long tiers are listed at their end: where the test command's time goes.
 run_integration() {
-    pytest -q -p no:cacheprovider tests/integration
+    pytest -q -p no:cacheprovider --durations=12 tests/integration
 }
 
 run_e2e() {
-    pytest -q -p no:cacheprovider tests/e2e
+    pytest -q -p no:cacheprovider --durations=20 tests/e2e
 }
 
 for tier in "${tiers[@]}"; do
