@@ -1,0 +1,251 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, gpuops maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: image_archive
+short_description: Load image archives into a node's containerd or CRI-O, only where the node's image differs
+version_added: 0.3.0
+author:
+  - gpuops maintainers (@gpuops)
+description:
+  - Compares each image's config digest (its image ID) in the node's runtime with the one in its archive, and
+    imports only the archives whose image the node lacks or holds at another digest; then reads the digest
+    back and fails where it still differs.
+  - containerd - C(ctr images ls) and C(ctr content get) read the digest, C(ctr images import --all-platforms)
+    imports, and C(ctr images tag) gives the image its name where the archive does not carry it.
+  - CRI-O - C(podman image inspect) or C(skopeo inspect --config) reads the digest from containers-storage,
+    C(podman load) or C(skopeo copy) imports.
+  - Every archive is read before anything is imported, so a bad archive changes nothing.
+  - The role C(gpuops.cluster.image_archive) runs it.
+options:
+  images:
+    description: The images, each with its O(images[].name) and its O(images[].archive) or O(images[].digest).
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The image reference the pods use; a name without registry is Docker Hub's, as the kubelet reads it.
+        type: str
+        required: true
+      archive:
+        description: A docker-archive or oci-archive tar on the node. Needed to import; without it the image is only compared.
+        type: path
+      digest:
+        description: The config digest of the archive's image (sha256 then the hex digest); read from O(images[].archive) when not given.
+        type: str
+  runtime:
+    description: The node's container runtime; null finds containerd's or CRI-O's socket.
+    type: str
+    choices: [containerd, crio]
+  containerd_namespace:
+    description: The containerd namespace the kubelet uses.
+    type: str
+    default: k8s.io
+attributes:
+  check_mode:
+    support: full
+    description: Reads the digests and reports which images would be imported; imports nothing.
+  diff_mode:
+    support: full
+    description: Shows each image's config digest on the node before and after.
+"""
+
+EXAMPLES = r"""
+- name: Load the benchmark image from a shared mount into the node's containerd
+  gpuops.cluster.image_archive:
+    images:
+      - name: registry.example.com/ml/gpuops-benchmark:horovod-0.28.1
+        archive: /shared/images/benchmark.tar
+    runtime: containerd
+"""
+
+RETURN = r"""
+runtime:
+  description: The runtime used.
+  type: str
+  returned: always
+  sample: containerd
+imported:
+  description: The names of the images imported (or, in check mode, that would be), as O(images[].name) gives them.
+  type: list
+  elements: str
+  returned: always
+  sample: [registry.example.com/ml/gpuops-benchmark:horovod-0.28.1]
+digests:
+  description: The config digest of each image on the node, after the run (before it, in check mode), null where absent.
+  type: dict
+  returned: always
+"""
+
+import hashlib
+import json
+import os
+import platform
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.image_archive import (
+    ArchiveError, config_digest, normalize_name, plan, read_archive)
+
+CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
+CRIO_SOCKET = "/var/run/crio/crio.sock"
+ARCHES = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "s390x": "s390x"}
+UNPACKED = re.compile(r"^unpacking (\S+) \(sha256:[0-9a-f]+\)")
+
+
+class ImageArchiveError(Exception):
+    """The one failure this module reports."""
+
+
+class Runtime(object):
+
+    def __init__(self, module):
+        self.module = module
+
+    def run(self, argv, what):
+        rc, out, err = self.module.run_command(argv)
+        if rc != 0:
+            raise ImageArchiveError("{0} failed ({1}): {2}".format(what, " ".join(argv), (err or out).strip()))
+        return out
+
+
+class Containerd(Runtime):
+    name = "containerd"
+
+    def __init__(self, module, namespace):
+        super(Containerd, self).__init__(module)
+        self.ctr = [module.get_bin_path("ctr", required=True), "--namespace=" + namespace]
+
+    def digests(self, names):
+        manifests = {}
+        for row in self.run(self.ctr + ["images", "ls"], "listing the images").splitlines()[1:]:
+            fields = row.split()
+            if len(fields) >= 3 and fields[0] in names:
+                manifests[fields[0]] = fields[2]
+        return dict((name, self._config(manifests[name]) if name in manifests else None) for name in names)
+
+    def _config(self, digest):
+        arch = ARCHES.get(platform.machine(), platform.machine())
+        while digest:
+            manifest = json.loads(self.run(self.ctr + ["content", "get", digest], "reading manifest " + digest))
+            config, digest = config_digest(manifest, arch)
+            if config:
+                return config
+        return None
+
+    def load(self, image):
+        name, archive = image["name"], image["archive"]
+        out = self.run(self.ctr + ["images", "import", "--all-platforms"] + ([] if image["names"] else ["--digests"]) + [archive],
+                       "importing " + archive)
+        refs = [found.group(1) for found in map(UNPACKED.match, out.splitlines()) if found]
+        if name not in refs and refs:
+            self.run(self.ctr + ["images", "tag", "--force", refs[0], name], "naming the image " + name)
+
+
+class Crio(Runtime):
+    name = "crio"
+
+    def __init__(self, module):
+        super(Crio, self).__init__(module)
+        self.podman = module.get_bin_path("podman")
+        self.skopeo = module.get_bin_path("skopeo")
+        if not (self.podman or self.skopeo):
+            raise ImageArchiveError("CRI-O needs podman or skopeo on the node to load images")
+
+    def digests(self, names):
+        return dict((name, self._digest(name)) for name in names)
+
+    def _digest(self, name):
+        if self.podman:
+            rc, out, dummy = self.module.run_command([self.podman, "image", "inspect", "--format", "{{.Id}}", name])
+            return "sha256:" + out.strip().rpartition(":")[2] if rc == 0 and out.strip() else None
+        rc, out, dummy = self.module.run_command([self.skopeo, "inspect", "--config", "--raw", "containers-storage:" + name],
+                                                 binary_data=True, encoding=None)
+        return "sha256:" + hashlib.sha256(out).hexdigest() if rc == 0 and out else None
+
+    def load(self, image):
+        name, archive = image["name"], image["archive"]
+        if self.skopeo:
+            self.run([self.skopeo, "copy", image["format"] + ":" + archive, "containers-storage:" + name], "copying " + archive)
+            return
+        self.run([self.podman, "load", "-i", archive], "loading " + archive)
+        if name not in image["names"]:
+            self.run([self.podman, "tag", image["digest"].partition(":")[2], name], "naming the image " + name)
+
+
+def find_runtime(module, wanted, namespace):
+    if wanted == "containerd" or (wanted is None and os.path.exists(CONTAINERD_SOCKET) and module.get_bin_path("ctr")):
+        return Containerd(module, namespace)
+    if wanted == "crio" or (wanted is None and os.path.exists(CRIO_SOCKET)):
+        return Crio(module)
+    raise ImageArchiveError("no container runtime found: neither {0} with ctr nor {1}; set the runtime".format(
+        CONTAINERD_SOCKET, CRIO_SOCKET))
+
+
+def wanted_images(images):
+    """Each image with its normalized name, digest and the names its archive carries, every archive read first."""
+    wanted = []
+    for image in images:
+        if not (image.get("name") or "").strip():
+            raise ImageArchiveError("an image without a name")
+        found = read_archive(image["archive"]) if image.get("archive") else {"names": [], "digest": None, "format": None}
+        digest = image.get("digest") or found["digest"]
+        if not digest:
+            raise ImageArchiveError("{0}: give its archive or its digest".format(image["name"]))
+        if image.get("digest") and found["digest"] and found["digest"] != image["digest"]:
+            raise ImageArchiveError("{0}: {1} holds {2}, not {3}".format(image["name"], image["archive"], found["digest"], image["digest"]))
+        wanted.append({"given": image["name"], "name": normalize_name(image["name"]), "digest": digest, "archive": image.get("archive"),
+                       "format": found["format"], "names": [normalize_name(name) for name in found["names"]]})
+    return wanted
+
+
+def run(module):
+    wanted = wanted_images(module.params["images"])
+    runtime = find_runtime(module, module.params["runtime"], module.params["containerd_namespace"])
+    names = [image["name"] for image in wanted]
+    before = runtime.digests(names)
+    to_import = plan(wanted, before)
+    result = {"changed": bool(to_import), "runtime": runtime.name, "imported": [image["given"] for image in to_import],
+              "digests": before,
+              "diff": {"before": {"digests": before},
+                       "after": {"digests": dict(before, **dict((image["name"], image["digest"]) for image in wanted))}}}
+    if module.check_mode or not to_import:
+        return result
+    for image in to_import:
+        if not image["archive"]:
+            raise ImageArchiveError("{0}: the node holds {1}, not {2}, and no archive was given".format(
+                image["name"], before[image["name"]], image["digest"]))
+        runtime.load(image)
+    after = runtime.digests(names)
+    wrong = ["{0} is {1} after importing {2}, expected {3}".format(image["name"], after[image["name"]], image["archive"], image["digest"])
+             for image in to_import if after[image["name"]] != image["digest"]]
+    if wrong:
+        raise ImageArchiveError("; ".join(wrong))
+    result["digests"] = after
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            images=dict(type="list", elements="dict", required=True, options=dict(
+                name=dict(type="str", required=True), archive=dict(type="path"), digest=dict(type="str"))),
+            runtime=dict(type="str", choices=["containerd", "crio"]),
+            containerd_namespace=dict(type="str", default="k8s.io")),
+        supports_check_mode=True)
+    try:
+        module.exit_json(**run(module))
+    except (ImageArchiveError, ArchiveError) as err:
+        module.fail_json(msg=str(err))
+
+
+if __name__ == "__main__":
+    main()
