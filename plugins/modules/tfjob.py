@@ -132,6 +132,13 @@ options:
         by default.
     type: list
     elements: str
+  volumes:
+    description:
+      - Volumes of every replica (workers, chief and parameter servers), each a dict with C(name), an absolute
+        C(mount_path), an optional C(read_only) and one volume source as Kubernetes writes it, such as
+        C(configMap) (the benchmark program, for a stock framework image) or C(persistentVolumeClaim) (a dataset).
+    type: list
+    elements: dict
   host_paths:
     description:
       - Absolute host paths mounted at the same path in every worker (not the chief or the parameter servers).
@@ -344,6 +351,7 @@ def argument_spec():
         parameter_servers=dict(type="int"),
         chief=dict(type="bool", default=False),
         ps_resources=dict(type="dict"),
+        volumes=dict(type="list", elements="dict"),
         port=dict(type="int"),
         success_policy=dict(type="str", choices=["AllWorkers"]),
     )

@@ -29,6 +29,8 @@ from main_job import KUBECONFIG, LAB_DIR, REPO_ROOT
 NAMESPACE = "e2e-tfjob"
 RUN_TASK = "Run the TFJob and wait until it succeeds (failing as soon as it cannot)"
 FAIL_TASK = "Fail with why the run failed and the end of the reporting replica's log"
+# A path the workload image does not have: the program comes from the role's ConfigMap there.
+PROGRAM_NOT_IN_IMAGE = "/opt/gpuops-program/gpuops_benchmark.py"
 # The role sets the framework and the device itself.
 TF_BENCHMARK_ARGS = SHORT_BENCHMARK_ARGS[4:]
 
@@ -142,10 +144,20 @@ def test_the_training_operator_is_applied_again_in_place_keeping_its_crds_and_jo
 
 
 def test_a_tfjob_with_a_parameter_server_passes_the_verdict_with_every_workers_figures(tfjob_namespace, tmp_path):
+    """With the program from a ConfigMap, at a path the image does not have, as on a stock TensorFlow image."""
     # The role deletes it at the end, and waits until its pods are gone.
-    ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, tfjob_launcher_cleanup_enabled=True)
+    ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, tfjob_launcher_cleanup_enabled=True,
+                  tfjob_launcher_benchmark_source="configmap", tfjob_launcher_benchmark_path=PROGRAM_NOT_IN_IMAGE)
     assert ran.rc == 0, ran.explain()
     assert not _pods("with-ps")
+    replicas = ran.result(RUN_TASK)["tfjob"]["spec"]["tfReplicaSpecs"]
+    for replica in ("Chief", "PS", "Worker"):
+        pod = replicas[replica]["template"]["spec"]
+        assert {"name": "benchmark-program", "configMap": {"name": "gpuops-benchmark-program"}} in pod["volumes"], pod
+        assert PROGRAM_NOT_IN_IMAGE in pod["containers"][0]["command"]
+    program = json.loads(kubectl("get", "configmap", "-n", NAMESPACE, "gpuops-benchmark-program", "-o", "json").stdout)
+    with open(os.path.join(REPO_ROOT, "roles", "training_benchmark", "files", "gpuops_benchmark.py"), encoding="utf-8") as handle:
+        assert program["data"]["gpuops_benchmark.py"] == handle.read()
     report = _report(tmp_path, "with-ps")
     assert report["passed"] is True and report["ranks"] == 2, report
     assert "ParameterServerStrategy" in report["summary"][0], report["summary"]

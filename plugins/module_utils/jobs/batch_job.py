@@ -56,29 +56,6 @@ def name_problems(name):
     return []
 
 
-def _volumes(volumes, problems):
-    """The `volumes` option: each a dict with `name`, `mount_path` and the volume's source as Kubernetes
-    writes it (persistentVolumeClaim, hostPath, nfs...), as (volume, mount) pairs."""
-    pairs = []
-    for index, entry in enumerate(volumes or []):
-        where = "volumes[{0}]".format(index)
-        if not isinstance(entry, dict) or not entry.get("name") or not str(entry.get("mount_path", "")).startswith("/"):
-            problems.append("{0} must be a dict with name, an absolute mount_path and a volume source such as "
-                            "persistentVolumeClaim: {{claimName: data}}, got {1!r}".format(where, entry))
-            continue
-        source = dict((key, value) for key, value in entry.items() if key not in ("name", "mount_path", "read_only"))
-        if len(source) != 1:
-            problems.append("{0} ({1}) must have exactly one volume source, got {2}".format(
-                where, entry["name"], sorted(source) or "none"))
-            continue
-        volume = dict(source, name=entry["name"])
-        mount = {"name": entry["name"], "mountPath": entry["mount_path"]}
-        if entry.get("read_only"):
-            mount["readOnly"] = True
-        pairs.append((volume, mount))
-    return pairs
-
-
 def _option_problems(params, gpu_resource):
     problems = []
     image, command = params.get("image"), params.get("command")
@@ -115,7 +92,7 @@ def build_batch_job(params):
     gpus = max(pod_template.int_option(params, "gpus", 0, problems) or 0, 0)
     (env, resources, tolerations, node_selector, shm, host_paths, service_account,
      pull_secrets, capabilities) = pod_template.pod_options(params, problems)
-    volumes = _volumes(params.get("volumes"), problems)
+    volumes = pod_template.extra_volumes(params.get("volumes"), problems)
     readiness_port = pod_template.port_option(params, "readiness_port", 1, problems)
     subdomain = params.get("subdomain")
     if subdomain is not None and not (isinstance(subdomain, str) and is_dns1035_label(subdomain)):

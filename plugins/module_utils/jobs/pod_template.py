@@ -302,6 +302,29 @@ def host_path_volumes(paths, problems):
     return result
 
 
+def extra_volumes(volumes, problems):
+    """The `volumes` option: each a dict with `name`, `mount_path` and the volume's source as Kubernetes
+    writes it (persistentVolumeClaim, hostPath, nfs...), as (volume, mount) pairs."""
+    pairs = []
+    for index, entry in enumerate(volumes or []):
+        where = "volumes[{0}]".format(index)
+        if not isinstance(entry, dict) or not entry.get("name") or not str(entry.get("mount_path", "")).startswith("/"):
+            problems.append("{0} must be a dict with name, an absolute mount_path and a volume source such as "
+                            "persistentVolumeClaim: {{claimName: data}}, got {1!r}".format(where, entry))
+            continue
+        source = dict((key, value) for key, value in entry.items() if key not in ("name", "mount_path", "read_only"))
+        if len(source) != 1:
+            problems.append("{0} ({1}) must have exactly one volume source, got {2}".format(
+                where, entry["name"], sorted(source) or "none"))
+            continue
+        volume = dict(source, name=entry["name"])
+        mount = {"name": entry["name"], "mountPath": entry["mount_path"]}
+        if entry.get("read_only"):
+            mount["readOnly"] = True
+        pairs.append((volume, mount))
+    return pairs
+
+
 def mount(pod_spec, volumes_and_mounts):
     """Add (volume, mount) pairs to a pod spec and to each of its containers."""
     for volume, volume_mount in volumes_and_mounts:

@@ -55,7 +55,7 @@ HIGH_LEVEL_OPTIONS = (
     "ps_resources", "host_network", "node_selector", "tolerations", "clean_pod_policy", "ttl_seconds_after_finished",
     "active_deadline_seconds", "backoff_limit", "image_pull_policy", "labels", "annotations", "shm_size",
     "privileged", "capabilities", "host_paths", "service_account", "spread_workers", "port", "success_policy",
-    "image_pull_secrets",
+    "image_pull_secrets", "volumes",
 )
 # Options whose default the module's argument spec fills in: at that value they count as not given.
 _OPTION_DEFAULTS = {"privileged": False, "spread_workers": False, "chief": False}
@@ -132,6 +132,7 @@ def build_tfjob(params):
     (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
      pull_secrets, capabilities) = pod_template.pod_options(params, problems)
     ps_resources = pod_template.normalize_resources(params.get("ps_resources"), "ps_resources", problems)
+    volumes = pod_template.extra_volumes(params.get("volumes"), problems)
     port = pod_template.port_option(params, "port", 1, problems) or DEFAULT_PORT
     if gpus:
         pod_template.set_extended_resource(worker_resources, gpu_resource, gpus, "gpus_per_worker", problems)
@@ -156,6 +157,8 @@ def build_tfjob(params):
         if service_account:
             pod["serviceAccountName"] = service_account
         pod_template.pull_with(pod, pull_secrets)
+        # Every replica runs the program: each gets the volumes (a ConfigMap holding the program, datasets).
+        pod_template.mount(pod, volumes)
         return {"replicas": count, "restartPolicy": RESTART_POLICY, "template": {"spec": pod}}
 
     replica_specs = {"Worker": replica(workers, worker_resources, placed=True)}

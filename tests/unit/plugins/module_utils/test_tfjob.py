@@ -120,6 +120,20 @@ def test_image_pull_secrets_are_referenced_by_every_replica_type():
         "image_pull_secrets[0]: 'ngc key' must be a Secret's name, a DNS-1123 subdomain such as gpuops-registry"]
 
 
+def test_volumes_reach_every_replica_type_as_the_program_in_a_configmap_must():
+    program = {"name": "benchmark-program", "mount_path": "/opt/gpuops/benchmark", "read_only": True,
+               "configMap": {"name": "gpuops-benchmark-program"}}
+    specs = build_tfjob(dict(PS_JOB, volumes=[program]))["spec"]["tfReplicaSpecs"]
+    for replica in specs.values():
+        pod = replica["template"]["spec"]
+        assert {"name": "benchmark-program", "configMap": {"name": "gpuops-benchmark-program"}} in pod["volumes"]
+        assert {"name": "benchmark-program", "mountPath": "/opt/gpuops/benchmark", "readOnly": True} in \
+            pod["containers"][0]["volumeMounts"]
+    assert problems_of(dict(PS_JOB, volumes=[{"name": "program", "mount_path": "relative"}])) == [
+        "volumes[0] must be a dict with name, an absolute mount_path and a volume source such as "
+        "persistentVolumeClaim: {claimName: data}, got {'name': 'program', 'mount_path': 'relative'}"]
+
+
 def problems_of(params):
     with pytest.raises(InvalidArgumentError) as raised:
         desired_job(params)
