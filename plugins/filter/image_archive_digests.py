@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 name: image_archive_digests
 short_description: The config digest (image ID) of each image archive on the controller
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - gpuops maintainers (@gpuops)
 description:

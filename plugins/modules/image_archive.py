@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: image_archive
 short_description: Load image archives into a node's containerd or CRI-O, only where the node's image differs
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - gpuops maintainers (@gpuops)
 description:
