@@ -39,7 +39,7 @@ class FakeCtr(object):
         self.imports_digest = imports_digest
         self.calls = []
 
-    def __call__(self, module, argv, **dummy):
+    def run(self, argv):
         self.calls.append(argv[2:])
         verb = argv[2:4]
         if verb == ["images", "ls"]:
@@ -58,7 +58,7 @@ class FakeCtr(object):
 
 
 def run(monkeypatch, ctr, images, check_mode=False):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **options: ctr(self, argv, **options))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda module, argv, **options: ctr.run(argv))
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False: "/usr/bin/" + name)
     args = {"images": images, "runtime": "containerd", "_ansible_check_mode": check_mode, "_ansible_diff": True}
     with patch_module_args(args):
