@@ -126,7 +126,9 @@ def _assert_two_rank_report(report, controller):
     assert report["img_per_sec_total"]["mean"] == pytest.approx(sum(rank["img_per_sec"] for rank in per_rank), rel=0.01)
 
 
-@pytest.mark.parametrize("controller", ["gloo", "mpi"])
+# horovodrun --gloo across two nodes is make lab's SSH verdict (its stage 7), which the e2e tier checks on the
+# lab's nodes; here the mpirun path, which nothing else runs.
+@pytest.mark.parametrize("controller", ["mpi"])
 def test_benchmark_runs_across_two_nodes(ssh_lab, controller):
     run_name = "two-nodes-%s" % controller
     result = ssh_lab.verify(controller, run_name)
