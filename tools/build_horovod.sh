@@ -45,11 +45,9 @@ done
 case "$framework" in
     tensorflow)
         framework_package=tensorflow-cpu
-        framework_flags=(HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITHOUT_PYTORCH=1)
         import_check='import horovod.tensorflow as hvd' ;;
     pytorch)
         framework_package=torch
-        framework_flags=(HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1)
         import_check='import horovod.torch as hvd' ;;
     *) die "--framework must be tensorflow or pytorch, got '$framework'" ;;
 esac
@@ -63,14 +61,11 @@ python_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])
 framework_version=$(sed -n "s/^$framework_package==\([^ ]*\)$/\1/p" "$requirements")
 [ -n "$framework_version" ] || die "$requirements does not pin $framework_package"
 
-# Everything that decides the wheel's content (horovod_wheel.sh sets these flags); changing any of it gives
-# a new cache folder.
-build_env=(
-    "${framework_flags[@]}"
-    HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1
-    CMAKE_POLICY_VERSION_MINIMUM=3.5
-)
-recipe="horovod==$horovod_version cxx17-patch ${build_env[*]} python$python_version"
+# Everything that decides the wheel's content; changing any of it gives a new cache folder. The build's settings
+# are the ones horovod_wheel.sh, the collection's Horovod recipe, builds with on this machine.
+horovod_wheel=$repo_root/roles/benchmark_image/files/horovod_wheel.sh
+build_flags=$(bash "$horovod_wheel" --flags "$framework" | tr '\n' ' ')
+recipe="horovod==$horovod_version cxx17-patch ${build_flags% } python$python_version"
 key_hash=$(cat "$requirements" "$build_requirements" <(echo "$recipe") | sha256sum | cut -c1-12)
 key=horovod-$horovod_version-$framework-$framework_version-py$python_version-$key_hash
 wheelhouse=$cache_root/wheels/$key
@@ -121,7 +116,7 @@ log "installing the build environment"
 log "compiling Horovod against $framework_package $framework_version with $build_jobs jobs (about 10 minutes on 2 cores)"
 compile_log=$work/compile.log
 # The collection's one Horovod recipe (its sdist fixes and build flags), which the benchmark image runs too.
-if ! MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" bash "$repo_root/roles/benchmark_image/files/horovod_wheel.sh" \
+if ! MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" bash "$horovod_wheel" \
         "$work/horovod-$horovod_version.tar.gz" "$framework" "$work/dist" "${pip[@]}" >"$compile_log" 2>&1; then
     tail -40 "$compile_log" >&2
     die "the Horovod build failed (last lines above)"

@@ -4,6 +4,7 @@
 # (roles/benchmark_image, inside the image build) and the lab's wheelhouse (tools/build_horovod.sh) both run it.
 #
 #   horovod_wheel.sh SDIST FRAMEWORK OUT_DIR PIP...
+#   horovod_wheel.sh --flags FRAMEWORK     print the build's settings, one per line, and build nothing
 #     SDIST      horovod-<version>.tar.gz
 #     FRAMEWORK  tensorflow or pytorch (the binding built; the other is left out)
 #     OUT_DIR    where the wheel is written
@@ -17,27 +18,40 @@
 set -euo pipefail
 
 die() { printf 'horovod_wheel: %s\n' "$*" >&2; exit 1; }
-[ "$#" -ge 4 ] || die "usage: horovod_wheel.sh SDIST FRAMEWORK OUT_DIR PIP..."
+
+# The build's HOROVOD_* and CMake settings for a framework, one per line: the wheel's content follows from them,
+# so tools/build_horovod.sh keys its cache on this list (horovod_wheel.sh --flags FRAMEWORK).
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+build_flags() {
+    case "$1" in
+        tensorflow) echo HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITHOUT_PYTORCH=1 ;;
+        pytorch) echo HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 ;;
+        *) die "FRAMEWORK must be tensorflow or pytorch, got '$1'" ;;
+    esac
+    echo HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5
+    if command -v nvcc >/dev/null || [ -x "$cuda_home/bin/nvcc" ]; then
+        echo HOROVOD_GPU_OPERATIONS=NCCL "HOROVOD_CUDA_HOME=$cuda_home" ${NCCL_HOME:+"HOROVOD_NCCL_HOME=$NCCL_HOME"}
+    fi
+}
+
+if [ "${1:-}" = --flags ]; then
+    [ "$#" -eq 2 ] || die "usage: horovod_wheel.sh --flags FRAMEWORK"
+    build_flags "$2" | tr ' ' '\n'
+    exit 0
+fi
+[ "$#" -ge 4 ] || die "usage: horovod_wheel.sh SDIST FRAMEWORK OUT_DIR PIP...  (or --flags FRAMEWORK)"
 sdist=$1 framework=$2 out_dir=$3
 shift 3
 
-case "$framework" in
-    tensorflow) build_env=(HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITHOUT_PYTORCH=1) ;;
-    pytorch) build_env=(HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1) ;;
-    *) die "FRAMEWORK must be tensorflow or pytorch, got '$framework'" ;;
+flags=$(build_flags "$framework")
+# shellcheck disable=SC2206 # one word per flag, none with spaces
+build_env=($flags)
+case "$flags" in
+    *HOROVOD_GPU_OPERATIONS=NCCL*)
+        build_env+=(PATH="$cuda_home/bin:$PATH")
+        echo "horovod_wheel: CUDA at $cuda_home: GPU operations through NCCL${NCCL_HOME:+ from $NCCL_HOME}" >&2 ;;
+    *) echo "horovod_wheel: no CUDA toolkit (no nvcc): a CPU build, Gloo and MPI only" >&2 ;;
 esac
-build_env+=(HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5)
-
-cuda_home=${CUDA_HOME:-/usr/local/cuda}
-if command -v nvcc >/dev/null || [ -x "$cuda_home/bin/nvcc" ]; then
-    build_env+=(HOROVOD_GPU_OPERATIONS=NCCL "HOROVOD_CUDA_HOME=$cuda_home" PATH="$cuda_home/bin:$PATH")
-    if [ -n "${NCCL_HOME:-}" ]; then
-        build_env+=("HOROVOD_NCCL_HOME=$NCCL_HOME")
-    fi
-    echo "horovod_wheel: CUDA at $cuda_home: GPU operations through NCCL${NCCL_HOME:+ from $NCCL_HOME}" >&2
-else
-    echo "horovod_wheel: no CUDA toolkit (no nvcc): a CPU build, Gloo and MPI only" >&2
-fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
