@@ -155,6 +155,9 @@ options:
     description:
       - V(WaitForWorkersReady) creates the launcher once every worker is ready, so that mpirun does not start
         before its hosts; V(AtStartup) creates it at once. When not given, V(WaitForWorkersReady).
+      - Either way the launcher pod of a built job starts with an init container, C(wait-for-workers), that waits
+        until every worker's name resolves (a ready worker's DNS record can lag behind its readiness), at most 120 s,
+        then lets mpirun start and report any name still missing. It runs C(sh) and C(getent) from O(image).
     type: str
     choices: [AtStartup, WaitForWorkersReady]
   worker_ssh_port:

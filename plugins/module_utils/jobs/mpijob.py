@@ -40,6 +40,10 @@ DEFAULT_SSH_PORT = 22
 # A failed launcher pod stays, with its log. Under the operator's default, OnFailure, the kubelet restarts
 # the container and the Job controller deletes the pod once its restarts pass the backoff limit.
 LAUNCHER_RESTART_POLICY = "Never"
+# How long the launcher waits for its workers' names to resolve before mpirun starts anyway (and reports
+# the name it could not reach). A worker's DNS record follows its readiness by the time the cluster's DNS
+# takes to see the new endpoints, which under load is long enough for a launcher created at once to fail.
+WORKER_NAMES_WAIT_SECONDS = 120
 
 # The options that describe the job; a raw `definition` excludes them all.
 HIGH_LEVEL_OPTIONS = (
@@ -95,6 +99,24 @@ def _counts(params, problems):
     return workers, gpus, slots
 
 
+def wait_for_workers_script(seconds=WORKER_NAMES_WAIT_SECONDS):
+    """sh that returns once $JOB-worker-0.$JOB ... $JOB-worker-<$WORKERS - 1>.$JOB resolve, or after `seconds`
+    saying which does not; at once where the image has no getent to ask with."""
+    return ('command -v getent >/dev/null || exit 0; deadline=$(($(date +%s) + {0})); index=0; '
+            'while [ "$index" -lt "$WORKERS" ]; do host="$JOB-worker-$index.$JOB"; '
+            'until getent hosts "$host" >/dev/null; do '
+            'if [ "$(date +%s)" -ge "$deadline" ]; then echo "$host does not resolve after {0} s"; exit 0; fi; '
+            'sleep 1; done; index=$((index + 1)); done').format(seconds)
+
+
+def wait_for_workers_container(name, workers, image, resources, image_pull_policy):
+    """The launcher's init container: it returns once every worker's name (as the MPI Operator writes it
+    in the hostfile, <name>-worker-<i>.<name>) resolves, or after WORKER_NAMES_WAIT_SECONDS."""
+    env = [{"name": "JOB", "value": name}, {"name": "WORKERS", "value": str(workers)}]
+    return pod_template.container("wait-for-workers", image, ["sh", "-c", wait_for_workers_script()], env, resources,
+                                  image_pull_policy)
+
+
 def _option_problems(params, gpu_resource):
     problems = kubeflow.image_and_command_problems(params, "launcher and workers", "the launcher's command as a list, "
                                                    "e.g. [mpirun, -np, '4', python, train.py]")
@@ -135,7 +157,8 @@ def build_mpijob(params):
         raise invalid(problems)
 
     image, pull = params.get("image"), params.get("image_pull_policy")
-    launcher_pod = {"containers": [pod_template.container("launcher", image, params.get("command"), env,
+    launcher_pod = {"initContainers": [wait_for_workers_container(name, workers, image, launcher_resources, pull)],
+                    "containers": [pod_template.container("launcher", image, params.get("command"), env,
                                                           launcher_resources, pull)]}
     worker_pod = {"containers": [pod_template.container("worker", image, params.get("worker_command"), env,
                                                         worker_resources, pull)]}

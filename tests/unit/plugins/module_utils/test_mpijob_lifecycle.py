@@ -172,6 +172,11 @@ def test_check_mode_writes_nothing_and_returns_the_spec_it_would_create():
     assert result["diff"] == {"before": {}, "after": {"spec": body["spec"]}}
 
 
+# Two workers more: the launcher's wait for their names (its init container's WORKERS) and the replicas.
+MORE_WORKERS = ['spec.mpiReplicaSpecs.Launcher.template.spec.initContainers[0].env[1].value: "2" -> "4"',
+                "spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4"]
+
+
 def test_same_spec_again_is_unchanged_and_different_spec_fails_without_force():
     api = existing()
     result = ensure_present(MPIJOB, api, build_mpijob(BENCH), settings())
@@ -179,7 +184,7 @@ def test_same_spec_again_is_unchanged_and_different_spec_fails_without_force():
     with pytest.raises(SpecConflictError) as raised:
         ensure_present(MPIJOB, api, build_mpijob(dict(BENCH, workers=4)), settings())
     assert str(raised.value) == (
-        "MPIJob ml/bench exists with a different spec (spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4). MPIJob specs "
+        "MPIJob ml/bench exists with a different spec (" + "; ".join(MORE_WORKERS) + "). MPIJob specs "
         "are mostly immutable: set force=true to delete and recreate it, or use another name.")
     assert api.writes == []
 
@@ -197,7 +202,7 @@ def test_force_in_check_mode_only_reports_the_replacement():
     api = existing()
     result = ensure_present(MPIJOB, api, build_mpijob(dict(BENCH, workers=4)), settings(force=True, check_mode=True))
     assert (result["changed"], result["method"]) == (True, "replaced")
-    assert result["differences"] == ["spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4"]
+    assert result["differences"] == MORE_WORKERS
     assert api.writes == []
 
 

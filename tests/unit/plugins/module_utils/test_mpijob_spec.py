@@ -13,7 +13,12 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import spec_differences, with_applied_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import build_mpijob, desired_job, from_definition
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import (
+    build_mpijob,
+    desired_job,
+    from_definition,
+    wait_for_workers_container,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import quantity_text
 
 DGX_PAIR = dict(
@@ -57,6 +62,8 @@ DGX_PAIR_EXPECTED = {
         "mpiReplicaSpecs": {
             "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {
                 "hostNetwork": True,
+                "initContainers": [wait_for_workers_container("resnet50-16gpu", 2, "registry.example.com/horovod:0.28.1",
+                                                              None, None)],
                 "containers": [{"name": "launcher", "image": "registry.example.com/horovod:0.28.1",
                                 "command": ["mpirun", "-np", "16", "python3", "/opt/bench.py"],
                                 "env": DGX_PAIR_ENV}]}}},
@@ -92,8 +99,10 @@ def test_minimal_cpu_job_gets_one_worker_one_slot_and_the_defaults():
             "launcherCreationPolicy": "WaitForWorkersReady",
             "mpiImplementation": "OpenMPI",
             "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {"containers": [
-                    {"name": "launcher", "image": "mpi-pi:latest", "command": ["mpirun", "/home/mpiuser/pi"]}]}}},
+                "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {
+                    "initContainers": [wait_for_workers_container("pi", 1, "mpi-pi:latest", None, None)],
+                    "containers": [
+                        {"name": "launcher", "image": "mpi-pi:latest", "command": ["mpirun", "/home/mpiuser/pi"]}]}}},
                 "Worker": {"replicas": 1, "template": {"spec": {"containers": [
                     {"name": "worker", "image": "mpi-pi:latest",
                      "readinessProbe": SSH_PROBE}]}}},
@@ -279,6 +288,7 @@ def test_applied_spec_annotation_makes_removed_fields_count_as_differences():
     assert spec_differences(body, live) == []
     smaller = build_mpijob(dict(DGX_PAIR, workers=4, node_selector=None))
     assert spec_differences(smaller, live) == [
+        'spec.mpiReplicaSpecs.Launcher.template.spec.initContainers[0].env[1].value: "2" -> "4"',
         "spec.mpiReplicaSpecs.Worker.replicas: 2 -> 4",
         'spec.mpiReplicaSpecs.Worker.template.spec.nodeSelector: {"nvidia.com/gpu.present":"true"} -> null',
     ]
