@@ -176,7 +176,10 @@ def test_other_spec_fails_without_force_replaces_with_it_and_absent_deletes(lab,
     bigger = write_playbook(tmp_path, "bigger", [mpijob_task("create", dict(args, workers=3))])
     refused = run_playbook(ansible_env, bigger).result("create")
     assert refused["failed"]
-    assert refused["differences"] == ["spec.mpiReplicaSpecs.Worker.replicas: 2 -> 3"]
+    # One worker more: the count the launcher's wait for the workers' names reads (WORKERS), and the replicas.
+    assert refused["differences"] == [
+        'spec.mpiReplicaSpecs.Launcher.template.spec.initContainers[0].env[1].value: "2" -> "3"',
+        "spec.mpiReplicaSpecs.Worker.replicas: 2 -> 3"]
     assert mpijobs(lab, namespace)[0]["metadata"]["uid"] == first_uid
 
     forced = write_playbook(tmp_path, "forced", [mpijob_task("create", dict(args, workers=3, force=True))])
