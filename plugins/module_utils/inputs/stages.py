@@ -17,7 +17,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets im
 
 STAGES = ("nodes", "gpu_stack", "verify")
 
-LAUNCHERS = ("mpijob", "tfjob", "pod", "job", "ssh")
+LAUNCHERS = ("mpijob", "tfjob", "pod", "job", "ssh", "slurm")
+# The launchers that run on the hosts of gpuops_training_hosts rather than through the Kubernetes API.
+HOST_LAUNCHERS = ("ssh", "slurm")
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
 SITE_OPTIONS = {
@@ -126,12 +128,15 @@ PARTS = (
          chosen=lambda site: site.get("gpuops_gpu_validation", True)),
     Part("training_benchmark", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
     Part("ssh_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
+    # Submitted from the first of those hosts, a Slurm login host; the user brings the Python environment.
+    Part("slurm_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("slurm")),
     Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
     Part("tfjob_launcher", "verify", ("verify",), chosen=_launcher("tfjob")),
     Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
     Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
-    Part("registry_credentials", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") != "ssh"),
-    Part("job_namespace", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") != "ssh"),
+    Part("registry_credentials", "verify", ("verify",),
+         chosen=lambda site: site.get("gpuops_launcher", "mpijob") not in HOST_LAUNCHERS),
+    Part("job_namespace", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") not in HOST_LAUNCHERS),
 )
 
 

@@ -175,6 +175,49 @@ CASES = {
         "ssh_launcher_keys_enabled=false", "ssh_launcher_key_cleanup=no", "ssh_launcher_report_enabled=true",
         "ssh_launcher_timeout=1800", "ssh_launcher_start_timeout=600", "gpuops_training_expect_ranks=2"], []),
 
+    # slurm_launcher: the check runs on the training hosts, the login host first among them; -e gives localhost's.
+    "slurm: no node": ("slurm_launcher", ["slurm_launcher_nodes=0"], [
+        line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")]),
+    "slurm: an unknown launch method": ("slurm_launcher", ["slurm_launcher_launch=horovodrun"], [
+        line("slurm_launcher_launch", "'horovodrun'", "one of srun, mpirun")]),
+    "slurm: every problem at once": ("slurm_launcher", [
+        "slurm_launcher_work_dir=gpuops", "slurm_launcher_tasks_per_node=0", "slurm_launcher_gpus_per_node=-1",
+        "slurm_launcher_time_limit=2h", '{"slurm_launcher_sbatch_options": ["exclusive"]}',
+        '{"slurm_launcher_env": {"NCCL-ALGO": "Ring"}}', "slurm_launcher_python=venv/bin/python",
+        "slurm_launcher_poll_interval=0", "slurm_launcher_wait_on_existing=perhaps"], [
+        line("slurm_launcher_wait_on_existing", "'perhaps'", "true or false"),
+        line("slurm_launcher_work_dir", "'gpuops'", "the absolute path (or ~/ in the job user's home) of a folder on "
+             "the login host that the compute nodes share, such as ~/gpuops-training"),
+        line("slurm_launcher_tasks_per_node", "0", "a number of tasks (ranks) per node, 1 or more, or null for one per GPU"),
+        line("slurm_launcher_gpus_per_node", "-1", "a number of GPUs per node, 0 (no --gres) or more"),
+        line("slurm_launcher_time_limit", "'2h'", "a time limit in one of sbatch's forms, minutes, minutes:seconds, "
+             "hours:minutes:seconds, days-hours, days-hours:minutes or days-hours:minutes:seconds (such as 30, 01:30:00 "
+             "or 1-12), or \"\" for the partition's default"),
+        line("slurm_launcher_sbatch_options", '["exclusive"]', "sbatch options, each starting with '-', such as "
+             "--exclusive or --mem=0"),
+        line("slurm_launcher_env", '{"NCCL-ALGO": "Ring"}', "a mapping of environment variable names (letters, digits "
+             "and _, not starting with a digit) to values; not names: NCCL-ALGO"),
+        line("slurm_launcher_python", "'venv/bin/python'", "the absolute path of the Python that has Horovod, as the "
+             "compute nodes see it, or a command on the job's PATH once the modules are loaded, such as python3"),
+        line("slurm_launcher_poll_interval", "0.0", "a number of seconds between two looks at the job, above 0")]),
+    "slurm: a GPU type without GPUs, a partition with a blank": ("slurm_launcher", [
+        "slurm_launcher_gpu_type=a100", '{"slurm_launcher_partition": "gpu debug"}'], [
+        line("slurm_launcher_gpu_type", "'a100' (with slurm_launcher_gpus_per_node=0)",
+             '"" while the job asks for no GPU (slurm_launcher_gpus_per_node 0)'),
+        line("slurm_launcher_partition", "'gpu debug'", "a partition name (or several, comma-separated) without "
+             "blanks, or \"\" for the cluster's default")]),
+    "slurm: expected ranks other than nodes x tasks": ("slurm_launcher", [
+        "slurm_launcher_nodes=2", "slurm_launcher_gpus_per_node=4", "gpuops_training_expect_ranks=4"], [
+        line("gpuops_training_expect_ranks", "4 (with slurm_launcher_nodes=2, slurm_launcher_tasks_per_node=null, "
+             "slurm_launcher_gpus_per_node=4)",
+             "8, the ranks the job starts (2 nodes x 4 tasks), or leave it unset to expect that count")]),
+    "slurm: right values as strings": ("slurm_launcher", [
+        "slurm_launcher_nodes=2", "slurm_launcher_tasks_per_node=2", "slurm_launcher_gpus_per_node=2",
+        "slurm_launcher_gpu_type=a100", "slurm_launcher_time_limit=30", "slurm_launcher_poll_interval=0.5",
+        "slurm_launcher_timeout=600", "slurm_launcher_wait_on_existing=no", "slurm_launcher_launch=mpirun",
+        "slurm_launcher_python=python3", "slurm_launcher_job_user=alice", "slurm_launcher_partition=gpu,debug",
+        '{"slurm_launcher_modules": ["cuda/12.2"]}', "gpuops_training_expect_ranks=4"], []),
+
     # training_benchmark
     "benchmark: a relative Python": ("training_benchmark", ["training_benchmark_python=venv/bin/python3"], [
         line("training_benchmark_python", "'venv/bin/python3'",
@@ -223,7 +266,11 @@ CASES = {
 # (inventory, stage check arguments, {host: its problem lines}); every host the verify stage targets is checked.
 STAGE_CASES = {
     "an unknown launcher": (LAB_INVENTORY, ["gpuops_launcher=bogus"], dict(
-        (host, [line("gpuops_launcher", "'bogus'", "one of mpijob, tfjob, pod, job, ssh")]) for host in LAB_HOSTS)),
+        (host, [line("gpuops_launcher", "'bogus'", "one of mpijob, tfjob, pod, job, ssh, slurm")]) for host in LAB_HOSTS)),
+    # The Slurm launcher runs on the training hosts (the first submits): they check its variables, localhost does not.
+    "the Slurm launcher's nodes": (LAB_INVENTORY, ["gpuops_launcher=slurm", "slurm_launcher_nodes=0"], {
+        "localhost": [], "node1": [line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")],
+        "node2": [line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")]}),
     # The pod runs from the controller: only localhost checks its rules; the nodes have nothing to say.
     "the chosen launcher's ranks": (LAB_INVENTORY, [
         "gpuops_launcher=pod", "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8",

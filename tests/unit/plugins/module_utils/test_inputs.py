@@ -83,8 +83,9 @@ def test_a_whole_run_checks_the_node_roles_the_gpu_stack_and_the_chosen_launcher
     (["gpu_stack"], {}, ["gpu_operator"], [], True),
     (["gpu_stack"], {"gpuops_gpu_validation": False}, ["gpu_validation"], [], False),
     (["verify"], {"gpuops_launcher": "job"}, ["all"], [], True),
-    # Over SSH no pod is made.
+    # Over SSH or through Slurm no pod is made.
     (["verify"], {"gpuops_launcher": "ssh"}, ["all"], [], False),
+    (["verify"], {"gpuops_launcher": "slurm"}, ["all"], [], False),
     (["gpu_stack", "verify"], {"gpuops_launcher": "mpijob"}, ["mpi_operator"], [], False),
 ])
 def test_the_registry_credentials_are_checked_once_wherever_a_role_that_makes_pods_runs(
@@ -97,6 +98,14 @@ def test_the_ssh_launcher_brings_the_benchmark_install_on_the_training_hosts():
     parts = parts_to_check(["verify"], {"gpuops_launcher": "ssh"})
     assert [(part.role, part.hosts_pattern({"gpuops_training_hosts": "trainers"})) for part in parts] == [
         ("training_benchmark", "trainers"), ("ssh_launcher", "trainers")]
+
+
+def test_the_slurm_launcher_alone_is_checked_on_the_training_hosts_its_login_host_among_them():
+    # The user's own Python environment: the benchmark install (as root) is not part of it.
+    parts = parts_to_check(["verify"], {"gpuops_launcher": "slurm"})
+    assert [(part.role, part.hosts_pattern({"gpuops_training_hosts": "login01"})) for part in parts] == [
+        ("slurm_launcher", "login01")]
+    assert parts[0].hosts_pattern({}) == "gpu_nodes"
 
 
 @pytest.mark.parametrize("run_tags, skip_tags, roles", [

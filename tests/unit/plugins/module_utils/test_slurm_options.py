@@ -2,17 +2,23 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Each problem slurm.options finds, word for word: the option, the value it got and what was expected; every
-problem at once; and the time limit forms sbatch accepts."""
+problem at once; and the time limit forms sbatch accepts, the same pattern as the slurm_launcher role's input rule."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import re
+
 import pytest
+import yaml
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.options import (
-    option_problems, with_defaults)
+    TIME_LIMIT_PATTERN, option_problems, with_defaults)
 
+ROLE_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "roles", "slurm_launcher",
+                          "meta", "input_rules.yml")
 GOOD = dict(name="gpuops-benchmark", script_dir="/home/alice/gpuops", python="/home/alice/venv/bin/python",
             program="/home/alice/gpuops/gpuops_benchmark.py")
 TIME_FORMS = ("minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes or "
@@ -137,3 +143,9 @@ def test_no_time_limit_is_the_partitions_default(limit):
 @pytest.mark.parametrize("limit", ["1h", "-30", "1:", ":30", "1-", "1-2-3", "1:2:3:4", "UNLIMITED", " 30", "1.5", "30\n"])
 def test_other_time_forms_are_refused(limit):
     assert [line.split(":")[0] for line in problems(time_limit=limit)] == ["time_limit"]
+
+
+def test_the_role_checks_the_time_limit_with_the_same_pattern():
+    with open(ROLE_RULES) as rules:
+        rule = [rule for rule in yaml.safe_load(rules) if rule["variable"] == "slurm_launcher_time_limit"][0]
+    assert re.search(r"match\('(.*)'\)", rule["that"]).group(1) == TIME_LIMIT_PATTERN

@@ -1,0 +1,207 @@
+"""The slurm_launcher role through playbooks/verify_training.yml (gpuops_launcher=slurm), on this machine as its own
+login host, against stand-ins for sbatch, squeue, sacct, scontrol, scancel, sinfo and srun first on PATH: sbatch
+runs the script at once, writing its output where its #SBATCH lines say, and srun runs the program it is given,
+which prints a log recorded on the lab (tests/unit/fixtures/training_logs). So the role's wiring - the input check,
+the script, the submission, the fetch of the output to the controller, the same verdict the other launchers publish,
+and the failure listing the job's end - runs for real without Slurm; the real Slurm runs are the integration tier's.
+And the one decision the stand-ins cannot show: Ansible becomes the job user only when it connects as another one.
+"""
+
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
+from gpuops_testlib.role_cases import run_task_cases, write_fake_tool
+
+VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
+LOGS = Path(REPO_ROOT) / "tests" / "unit" / "fixtures" / "training_logs"
+ROLE = Path(REPO_ROOT) / "roles" / "slurm_launcher"
+SUBMIT_TASK = "Write the batch script, submit it and wait for the job"
+
+# Each stand-in keeps its argv in $FAKE_SLURM/calls; sbatch numbers the jobs from 4242 and keeps each job's end in
+# $FAKE_SLURM/<id>.json, which sacct and scontrol report; squeue prints $FAKE_SLURM/queue when there is one.
+COMMON = """
+    import json, os, re, subprocess, sys
+    state = os.environ["FAKE_SLURM"]
+    with open(os.path.join(state, "calls"), "a") as calls:
+        calls.write(json.dumps([os.path.basename(sys.argv[0])] + sys.argv[1:]) + "\\n")
+
+    def job(job_id):
+        path = os.path.join(state, job_id + ".json")
+        return json.load(open(path)) if os.path.exists(path) else None
+"""
+FAKES = {
+    "sbatch": COMMON + """
+    text = open(sys.argv[-1]).read()
+    directives = dict(re.findall(r"^#SBATCH --([a-z-]+)=(.*)$", text, re.M))
+    job_id = str(4242 + len([name for name in os.listdir(state) if name.endswith(".json")]))
+    output = directives["output"].replace("%j", job_id).replace("%x", directives["job-name"])
+    with open(output, "w") as written:
+        rc = subprocess.call(["bash", sys.argv[-1]], stdout=written, stderr=subprocess.STDOUT, cwd=directives["chdir"])
+    json.dump({"rc": rc, "output": output, "name": directives["job-name"]}, open(os.path.join(state, job_id + ".json"), "w"))
+    print(job_id)
+    """,
+    "sacct": COMMON + """
+    job_id = sys.argv[sys.argv.index("-j") + 1]
+    found = job(job_id)
+    if found and found["rc"] == 0:
+        print(job_id + "|COMPLETED|0:0|None|login01\\n" + job_id + ".batch|COMPLETED|0:0||login01")
+    elif found:
+        code = "{0}:0".format(found["rc"])
+        print("|".join([job_id, "FAILED", code, "NonZeroExitCode", "login01"]))
+        print("\\n".join("|".join([job_id + step, "FAILED", code, "", "login01"]) for step in (".batch", ".0")))
+    """,
+    "scontrol": COMMON + """
+    found = job(sys.argv[-1])
+    if not found:
+        sys.exit("slurm_load_jobs error: Invalid job id specified")
+    print("JobId={0} JobName={1} JobState={2} Reason=None ExitCode={3}:0 NodeList=login01 StdOut={4}".format(
+        sys.argv[-1], found["name"], "COMPLETED" if found["rc"] == 0 else "FAILED", found["rc"], found["output"]))
+    """,
+    "squeue": COMMON + """
+    queue = os.path.join(state, "queue")
+    if os.path.exists(queue):
+        print(open(queue).read().strip())
+    """,
+    "scancel": COMMON,
+    "sinfo": COMMON,
+    # srun's own options first, then the program and its arguments.
+    "srun": COMMON + """
+    words = sys.argv[1:]
+    while words and words[0].startswith("-"):
+        words.pop(0)
+    os.execv(words[0], words)
+    """,
+}
+
+
+def failing_program(folder):
+    """A program that prints the lab's log of a run whose rank was killed, and fails as that run did."""
+    path = Path(folder) / "killed.sh"
+    path.write_text("#!/bin/sh\ncat {0}\nexit 137\n".format(LOGS / "lab_mpi_2node_rank_killed.log"))
+    path.chmod(0o755)
+    return str(path)
+
+
+def verify(tmp_path, check=False, program=None, queue=None, jobs=None, **role_vars):
+    """verify_training.yml with the Slurm launcher, this machine its login host; (the run, the stand-ins' calls).
+
+    queue: what squeue prints; jobs: {job id: its end} of jobs submitted before."""
+    state = tmp_path / "slurm"
+    state.mkdir()
+    if queue:
+        (state / "queue").write_text(queue)
+    for job_id, end in (jobs or {}).items():
+        (state / (job_id + ".json")).write_text(json.dumps(end))
+    for name, script in FAKES.items():
+        write_fake_tool(tmp_path / "bin", name, script)
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {"login01": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "ansible_user": getpass.getuser()}}}}}}))
+    extra = dict({"gpuops_launcher": "slurm", "slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2,
+                  "slurm_launcher_work_dir": str(tmp_path / "work"), "slurm_launcher_log_dir": str(tmp_path / "logs"),
+                  "slurm_launcher_python": "/bin/cat", "slurm_launcher_poll_interval": 0.2,
+                  "slurm_launcher_program": program or str(LOGS / "lab_mpi_2node_4rank_tf.log"),
+                  "slurm_launcher_env": {"HOROVOD_CYCLE_TIME": 1}, "gpuops_training_chart_enabled": False}, **role_vars)
+    if program:
+        extra["slurm_launcher_python"] = "/bin/sh"
+    env = ansible_env(path_prefix=tmp_path / "bin", FAKE_SLURM=state)
+    done = run_playbook(VERIFY, inventory, extra, ["--check", "--diff"] if check else [], env=env, timeout=300)
+    calls_file = state / "calls"
+    calls = [json.loads(line) for line in calls_file.read_text().splitlines()] if calls_file.exists() else []
+    return done, calls
+
+
+def test_a_job_runs_its_output_comes_back_and_the_verdict_is_the_other_launchers(tmp_path):
+    done, calls = verify(tmp_path)
+    assert done.rc == 0, done.explain()
+    assert [call[0] for call in calls][:2] == ["squeue", "sbatch"]
+    script = (tmp_path / "work" / "gpuops-benchmark.sbatch").read_text()
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in script
+    assert "export HOROVOD_CYCLE_TIME=1\nsrun --mpi=pmix --kill-on-bad-exit=1 /bin/cat " in script
+    # The output, fetched where the other launchers keep their logs, judged once by training_verdict.
+    log = tmp_path / "logs" / "training-slurm.log"
+    assert log.read_text() == (LOGS / "lab_mpi_2node_4rank_tf.log").read_text()
+    report = json.loads((tmp_path / "logs" / "training-slurm.json").read_text())
+    assert report["passed"] and report["ranks"] == 4
+    verdict = done.result("Publish the verdict for the summary", "login01")["ansible_facts"]["training_verdict_result"]
+    assert verdict["passed"] and verdict["launched_by"].startswith(
+        "Slurm job 4242 from login01 as {0} (srun --mpi=pmix, 2 node(s) x 2 task(s))".format(getpass.getuser()))
+    job = done.result(SUBMIT_TASK, "login01")
+    assert (job["job_id"], job["state"], job["submitted"]) == ("4242", "COMPLETED", True)
+
+
+def test_a_failed_job_fails_the_run_with_its_end_and_the_verdict_of_its_output(tmp_path):
+    done, calls = verify(tmp_path, program=failing_program(tmp_path))
+    assert done.rc != 0
+    # The job's own task fails at once (and is rescued); the role then fails listing everything.
+    assert [name for name, _result in done.failed("login01")] == [SUBMIT_TASK, "Fail with everything that went wrong"]
+    problems = done.result("Fail with everything that went wrong", "login01")["msg"]
+    job_problem = problems[0]
+    assert job_problem.startswith("Slurm job 4242 is FAILED: it ended with a non-zero exit code or another failure "
+                                  "(exit code 137, reason NonZeroExitCode, on login01); its output ")
+    assert "exited on signal 9 (Killed)." in job_problem
+    assert job_problem.endswith("; the output is kept at {0}".format(tmp_path / "logs" / "training-slurm.log"))
+    # The verdict of the output that came back is listed with it.
+    assert problems[1:] == ["the run did not finish: no 'Total img/sec on N CPU(s)' line; no per-rank 'Img/sec per CPU' "
+                            "line for rank(s) 0, 1", "expected 4 ranks, the log shows 2 (from Horovod 'Number of CPUs')"]
+    assert "sbatch" in [call[0] for call in calls]
+
+
+def test_check_mode_shows_the_script_and_submits_nothing(tmp_path):
+    done, calls = verify(tmp_path, check=True)
+    assert done.rc == 0, done.explain()
+    job = done.result(SUBMIT_TASK, "login01")
+    assert job["changed"] and not job["submitted"] and job["script"].startswith("#!/bin/bash\n")
+    assert [call[0] for call in calls] == ["squeue"]
+    assert not (tmp_path / "work").exists() and not (tmp_path / "logs").exists()
+
+
+def test_a_queued_job_of_the_same_name_is_waited_on_not_submitted_again(tmp_path):
+    earlier = tmp_path / "earlier.out"
+    earlier.write_text((LOGS / "lab_mpi_2node_4rank_tf.log").read_text())
+    done, calls = verify(tmp_path, queue="4100|RUNNING|None|login01|gpuops-benchmark\n",
+                         jobs={"4100": {"rc": 0, "output": str(earlier), "name": "gpuops-benchmark"}})
+    assert done.rc == 0, done.explain()
+    assert "sbatch" not in [call[0] for call in calls]
+    job = done.result(SUBMIT_TASK, "login01")
+    assert (job["job_id"], job["existing"], job["submitted"], job["output_path"]) == ("4100", True, False, str(earlier))
+    assert (tmp_path / "logs" / "training-slurm.log").read_text() == earlier.read_text()
+
+
+def become_cases():
+    def case(**given):
+        tasks = [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
+                 {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
+                 {"name": "The case's variables", "ansible.builtin.set_fact": given or {"case": "none"}},
+                 {"name": "Render", "ansible.builtin.debug": {"msg": {
+                     "become": "{{ __slurm_launcher_become }}", "user": "{{ __slurm_launcher_job_user }}"}}}]
+        return tasks, {}
+    return {
+        "connects_as_the_job_user": case(ansible_user="alice", slurm_launcher_job_user="alice"),
+        "job_user_unset": case(ansible_user="alice"),
+        "connects_as_root": case(ansible_user="root", slurm_launcher_job_user="alice"),
+    }
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    return run_task_cases(tmp_path_factory.mktemp("slurm_launcher"), become_cases())
+
+
+@pytest.mark.parametrize("case, become, user", [
+    ("connects_as_the_job_user", False, "alice"),
+    ("job_user_unset", False, "alice"),
+    ("connects_as_root", True, "alice"),
+])
+def test_ansible_becomes_the_job_user_only_when_it_connects_as_another(rendered, case, become, user):
+    result = rendered[case]
+    assert result.rc == 0, result.failures()
+    assert result.results("Render")[0]["msg"] == {"become": become, "user": user}
