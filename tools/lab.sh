@@ -15,8 +15,10 @@
 #
 # Every ansible-playbook's full output goes to ~/.cache/gpuops/lab/logs/<stage>.log; the terminal shows
 # each play as it starts and, every 30 s, the task still running. A second run builds and creates
-# nothing, and site.yml reports changed=0 on every host. tools/lab_down.sh removes the lab.
-# GPUOPS_CACHE moves the cache (default ~/.cache/gpuops).
+# nothing, and site.yml reports changed=0 on every host. Stage 4 runs again only when its inputs changed
+# (the lab's and the collection's files, the images) or a node is not Ready; stage 7 trains again only when
+# its inputs or the nodes changed, and otherwise shows the verdict measured then. GPUOPS_LAB_CONVERGE=1
+# runs both anyway. tools/lab_down.sh removes the lab. GPUOPS_CACHE moves the cache (default ~/.cache/gpuops).
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,6 +87,32 @@ recap_changes() {
     sed -n '/^PLAY RECAP/,$p' "$log_dir/$1.log" | sed -n 's/^\([^ ]*\) *: .*changed=\([0-9]*\).*/\1 changed=\2/p'
 }
 
+# A key of what a stage converges or measures from: the files of the lab and of the collection, the pins,
+# the inventory, and the words given (image names, container IDs).
+inputs_key() {
+    {
+        printf '%s\n' "$@"
+        find lab playbooks roles plugins inventories/lab tools versions.yml -name __pycache__ -prune -o -type f -print0 \
+            | sort -z | xargs -0 sha256sum
+    } | sha256sum | cut -c1-32
+}
+
+# unchanged_since STAMP KEY: whether STAMP holds KEY, that is a stage that passed with the same inputs.
+unchanged_since() {
+    [ "${GPUOPS_LAB_CONVERGE:-0}" != 1 ] && [ -s "$1" ] && [ "$(cat "$1")" = "$2" ]
+}
+
+# Whether both lab nodes are Kubernetes nodes that are Ready, and the cluster DNS runs.
+kube_nodes_ready() {
+    local kubectl ready dns_pid
+    kubectl=$(bash tools/build_kube_binaries.sh --print-dir)/kubectl
+    ready=$("$kubectl" --kubeconfig "$lab_dir/control-plane/kubeconfig" --request-timeout=10s get nodes node1 node2 \
+        -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}' 2>/dev/null) || return 1
+    # The pid file holds the process's pid and program.
+    read -r dns_pid _ <"$lab_dir/control-plane/coredns.pid" 2>/dev/null || return 1
+    [ "$ready" = "True True " ] && kill -0 "$dns_pid" 2>/dev/null
+}
+
 bash tools/bootstrap.sh >/dev/null
 # shellcheck disable=SC1091
 source .venv/bin/activate
@@ -130,9 +158,16 @@ stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI
 mpi_operator_image=$(bash tools/build_mpi_operator_image.sh --name)
 training_operator_image=$(bash tools/build_training_operator_image.sh --name)
 device_plugin_image=$(bash tools/build_nvidia_device_plugin_image.sh --name)
-stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
-    "${playbook[@]}" playbooks/lab_kube_nodes.yml \
-    -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\", \"$training_operator_image\", \"$device_plugin_image\"]}"
+kube_nodes_key=$(inputs_key "$workload_image" "$mpi_operator_image" "$training_operator_image" "$device_plugin_image")
+if unchanged_since "$log_dir/kube_nodes.inputs" "$kube_nodes_key" && kube_nodes_ready; then
+    say "stage 4/7: kube nodes unchanged (same inputs as when last converged, node1 and node2 Ready, DNS running)"
+else
+    rm -f "$log_dir/kube_nodes.inputs"
+    stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
+        "${playbook[@]}" playbooks/lab_kube_nodes.yml \
+        -e "{\"lab_kube_node_images\": [\"$workload_image\", \"$mpi_operator_image\", \"$training_operator_image\", \"$device_plugin_image\"]}"
+    printf '%s\n' "$kube_nodes_key" >"$log_dir/kube_nodes.inputs"
+fi
 
 if [ -s "$training_dir/lab-baseline.json" ]; then
     say "stage 5/7: baseline present (one rank alone on node1, measured when this lab was made)"
@@ -146,9 +181,18 @@ stage 6 "site.yml (nodes, gpu_stack, mpi_operator, training_operator, verify wit
     "${playbook[@]}" playbooks/site.yml
 site_recap=$(recap_changes site)
 
-# site.yml's verify stage again, through the SSH launcher: a new measurement every time.
-stage 7 "verify over SSH (site.yml --tags verify, horovodrun --gloo across node1 and node2)" verify_ssh \
-    "${playbook[@]}" playbooks/site.yml --tags verify -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
+# site.yml's verify stage again, through the SSH launcher: measured again when anything it runs from changed
+# (the nodes themselves included: new containers are new nodes).
+ssh_key=$(inputs_key "$workload_image" "$(podman ps -q --no-trunc --filter name=gpuops-lab-node | sort)")
+if unchanged_since "$training_dir/training-gloo.inputs" "$ssh_key" \
+        && grep -q '"passed": true' "$training_dir/training-gloo.json" 2>/dev/null; then
+    say "stage 7/7: SSH verdict unchanged (same inputs and nodes as its run of $(date -r "$training_dir/training-gloo.json" '+%H:%M'); GPUOPS_LAB_CONVERGE=1 trains again)"
+else
+    rm -f "$training_dir/training-gloo.inputs"
+    stage 7 "verify over SSH (site.yml --tags verify, horovodrun --gloo across node1 and node2)" verify_ssh \
+        "${playbook[@]}" playbooks/site.yml --tags verify -e gpuops_launcher=ssh -e ssh_launcher_controller=gloo
+    printf '%s\n' "$ssh_key" >"$training_dir/training-gloo.inputs"
+fi
 
 site_changed=0
 for count in $(printf '%s\n' "$site_recap" | sed -n 's/.*changed=//p'); do site_changed=$((site_changed + count)); done
