@@ -396,7 +396,8 @@ def current_user():
 
 def run_module(module):
     def run_command(argv, cwd):
-        return module.run_command(argv, cwd=cwd)
+        # A login host without the Slurm client fails naming the command and the PATH searched.
+        return module.run_command([module.get_bin_path(argv[0], required=True)] + argv[1:], cwd=cwd)
 
     try:
         result = run(module.params, SlurmCommands(run_command), module.check_mode, current_user())

@@ -49,7 +49,9 @@ class FakeSlurm(object):
         return [call[0] for call in self.calls]
 
     def run(self, argv, cwd=None):
-        self.calls.append(list(argv))
+        assert argv[0] == "/usr/bin/" + os.path.basename(argv[0])
+        argv = [os.path.basename(argv[0])] + list(argv[1:])
+        self.calls.append(argv)
         tool = argv[0]
         if tool == "sbatch":
             return self.sbatch
@@ -72,6 +74,7 @@ class FakeSlurm(object):
 
 def run(monkeypatch, slurm, check_mode=False, diff=True, **args):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda module, argv, **options: slurm.run(argv, options.get("cwd")))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda module, name, required=False: "/usr/bin/" + name)
     module_args = dict(name=NAME, python="/home/alice/venv/bin/python", program="/home/alice/gpuops_benchmark.py",
                        nodes=2, tasks_per_node=2, poll_interval=0.01, wait_timeout=30)
     module_args.update(args)
