@@ -1,7 +1,7 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
 ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
 
-.PHONY: lab lab-down test unit sanity lint molecule integration e2e bootstrap node-image
+.PHONY: lab lab-down lab-slurm test unit sanity lint molecule integration e2e bootstrap node-image
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -14,6 +14,12 @@ lab: bootstrap
 
 lab-down: bootstrap
 	bash tools/lab_down.sh
+
+# After make lab: the lab's Slurm (munge, slurmctld, slurmd) on its nodes, then the benchmark submitted from node1 by
+# the non-root user gpuops across both nodes, judged like the other launchers.
+lab-slurm: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab_slurm.yml
+	$(ANSIBLE_PLAYBOOK) playbooks/verify_training.yml -e gpuops_launcher=slurm -e gpuops_training_hosts=node1
 
 test:
 	bash tools/test.sh

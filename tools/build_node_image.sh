@@ -11,7 +11,10 @@ mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # runc, the CNI plugins, iptables and conntrack that make it a real Kubernetes node (the kubelet and
 # kube-proxy come from the kube build).
 node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg,containerd,runc,containernetworking-plugins,iptables,conntrack
-image_key=$(printf '%s\n' "bookworm" "$node_packages" | sha256sum | cut -c1-12)
+# munge, slurmctld, slurmd and the Slurm client (Slurm 22.05) for the lab's Slurm cluster (lab/roles/lab_slurm),
+# installed with apt after debootstrap: munge's set-up needs the base system configured first.
+slurm_packages="munge slurmctld slurmd slurm-client"
+image_key=$(printf '%s\n' "bookworm" "$node_packages" "$slurm_packages" | sha256sum | cut -c1-12)
 image_name=${GPUOPS_NODE_IMAGE:-localhost/gpuops-node:debian12-$image_key}
 tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
 
@@ -33,16 +36,31 @@ if [ ! -s "$tarball" ]; then
     started=$(date +%s)
     rootfs=$(mktemp -d "$cache_root/images/rootfs.XXXXXX" 2>/dev/null || { mkdir -p "$cache_root/images"; mktemp -d "$cache_root/images/rootfs.XXXXXX"; })
     trap 'rm -rf "$rootfs"' EXIT
+    # The folder becomes the image's /: mktemp's 0700 would keep every user but root out of it (munge's set-up
+    # runs as munge).
+    chmod 0755 "$rootfs"
     log "debootstrap bookworm into $rootfs (about a minute)"
     debootstrap --variant=minbase --include="$node_packages" bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 || {
         tail -20 "$rootfs.log" >&2
         echo "build_node_image: debootstrap failed; see $rootfs.log" >&2
         exit 1
     }
-    rm -f "$rootfs.log"
+    # No daemon starts inside the build (policy-rc.d refuses them all).
+    printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+    chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
+    # shellcheck disable=SC2086
+    chroot "$rootfs" /bin/sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $slurm_packages" \
+        >>"$rootfs.log" 2>&1 || {
+        tail -20 "$rootfs.log" >&2
+        echo "build_node_image: installing $slurm_packages failed; see $rootfs.log" >&2
+        exit 1
+    }
+    rm -f "$rootfs/usr/sbin/policy-rc.d" "$rootfs.log"
     # sshd refuses to start without its privilege-separation dir; host keys are made per node at start.
     mkdir -p "$rootfs/run/sshd"
     rm -f "$rootfs"/etc/ssh/ssh_host_*
+    # Each lab makes its own munge key (lab/roles/lab_slurm): none is shared through the image.
+    rm -f "$rootfs"/etc/munge/munge.key
     rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/archives/*.deb
     tar -C "$rootfs" -cf "$tarball.partial" .
     mv "$tarball.partial" "$tarball"

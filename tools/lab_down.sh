@@ -59,8 +59,8 @@ down "stopping the control plane (MPI Operator, kwokctl cluster) and removing it
     ansible-playbook -i inventories/lab playbooks/lab.yml -e lab_state=absent
 down "removing the lab nodes, the lab network and the SSH key pair" \
     ansible-playbook -i inventories/lab playbooks/lab_nodes.yml -e lab_state=absent
-say "removing training logs, reports, charts, recordings, stage logs and the API discovery cache"
-rm -rf "$lab_dir/training" "$lab_dir/logs" "$lab_dir/tmp" "$lab_dir/.lock"
+say "removing training logs, reports, charts, recordings, stage logs, the munge key and the API discovery cache"
+rm -rf "$lab_dir/training" "$lab_dir/logs" "$lab_dir/tmp" "$lab_dir/slurm" "$lab_dir/.lock"
 # Other runs' folders (the integration tests') may share the parent: it goes only when empty.
 rmdir "$lab_dir" 2>/dev/null || true
 
@@ -77,7 +77,7 @@ done
 for port in "${lab_ports[@]}"; do
     if ss -Hltn "sport = :$port" | grep -q .; then left+=("listening port $port"); fi
 done
-for path in "$run_dir" "$lab_dir/ssh" "$lab_dir/training" "$lab_dir/logs" "$lab_dir/tmp"; do
+for path in "$run_dir" "$lab_dir/ssh" "$lab_dir/training" "$lab_dir/logs" "$lab_dir/tmp" "$lab_dir/slurm"; do
     [ -e "$path" ] && left+=("file $path")
 done
 

@@ -36,7 +36,7 @@ OUTPUT_PATTERNS = ("%j", "%x", "%u", "%%")
 # Pending reasons Slurm will not get past without someone changing the job or the cluster's configuration
 # (squeue(1), JOB REASON CODES): the wait fails at once instead of at its timeout. Shell-style patterns.
 HOPELESS_PENDING_REASONS = ["BadConstraints", "DependencyNeverSatisfied", "InvalidAccount", "InvalidQOS",
-                            "PartitionTimeLimit", "AssocMax*PerJob*", "QOSMax*PerJob*", "QOSMin*"]
+                            "PartitionConfig", "PartitionTimeLimit", "AssocMax*PerJob*", "QOSMax*PerJob*", "QOSMin*"]
 
 ARGUMENT_SPEC = dict(
     name=dict(type="str", required=True),

@@ -190,6 +190,11 @@ def failure(status, pending_reasons=()):
                 "accounting has none")
     if status.state in FAILURES:
         return describe(status)
+    if status.state == "COMPLETING" and _exit_words(status.exit_code):
+        # The batch script has ended and its exit code is final; only the nodes' clean-up is left, which a hung
+        # step can hold up for as long as slurmd's timeouts.
+        return "Slurm job {0} failed: its batch script ended{1}, and Slurm is still cleaning up (COMPLETING)".format(
+            status.job_id, _where(status))
     if status.state != SUCCEEDED:
         steps = failed_steps(status)
         if steps:

@@ -144,6 +144,12 @@ def test_a_pending_reason_slurm_never_gets_past_fails_at_once(case, reason):
     assert failure(status, []) is None
 
 
+def test_a_request_larger_than_its_partition_fails_at_once():
+    # As the lab's Slurm queued 3 nodes asked of a partition of 2: sbatch takes it, and it never starts.
+    status = parse_squeue("4260|PENDING|PartitionConfig||gpuops-benchmark\n")[0]
+    assert "is PENDING for reason PartitionConfig" in failure(status, HOPELESS_PENDING_REASONS)
+
+
 def test_every_failed_state_is_final():
     assert set(FINAL_STATES) == {"COMPLETED", "FAILED", "NODE_FAIL", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY",
                                  "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED"}
@@ -180,6 +186,17 @@ def test_the_controllers_record():
     assert status.stdout == "/home/alice/gpuops/gpuops-benchmark-4243.out" and status.name == "gpuops-benchmark"
     assert failure(status) == ("Slurm job 4243 is FAILED: it ended with a non-zero exit code or another failure (exit "
                                "code 1, reason NonZeroExitCode, on node[1-2])")
+
+
+def test_a_completing_job_whose_script_failed_has_failed_and_one_that_succeeded_has_not_yet():
+    # As the lab's Slurm left a job whose step's launch timed out: the script's exit code is final, the clean-up hangs.
+    completing = SCONTROL_FAILED.replace("JobState=FAILED", "JobState=COMPLETING").replace("ExitCode=1:0", "ExitCode=140:0")
+    assert failure(parse_scontrol(completing)) == (
+        "Slurm job 4243 failed: its batch script ended (exit code 140, reason NonZeroExitCode, on node[1-2]), and Slurm "
+        "is still cleaning up (COMPLETING)")
+    cleaning_after_success = completing.replace("ExitCode=140:0", "ExitCode=0:0").replace("NonZeroExitCode", "None")
+    assert failure(parse_scontrol(cleaning_after_success)) is None
+    assert not finished(parse_scontrol(cleaning_after_success))
 
 
 def test_a_pending_record_names_no_node_and_keeps_the_reasons_detail():
