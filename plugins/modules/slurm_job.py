@@ -198,7 +198,8 @@ options:
       - V([]) waits out any pending reason until O(wait_timeout).
     type: list
     elements: str
-    default: [BadConstraints, DependencyNeverSatisfied, InvalidAccount, InvalidQOS, PartitionConfig, PartitionTimeLimit, AssocMax*PerJob*, QOSMax*PerJob*, QOSMin*]
+    default: [BadConstraints, DependencyNeverSatisfied, InvalidAccount, InvalidQOS, PartitionConfig, PartitionTimeLimit,
+              AssocMax*PerJob*, QOSMax*PerJob*, QOSMin*]
   cancel_on_failure:
     description:
       - When the wait fails while the job is still queued or running (a failed step, a hopeless pending reason),
