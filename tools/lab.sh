@@ -102,15 +102,19 @@ unchanged_since() {
     [ "${GPUOPS_LAB_CONVERGE:-0}" != 1 ] && [ -s "$1" ] && [ "$(cat "$1")" = "$2" ]
 }
 
-# Whether both lab nodes are Kubernetes nodes that are Ready, and the cluster DNS runs.
+# Whether both lab nodes are Kubernetes nodes that are Ready and report the hugepages pool as it is now (a kubelet
+# reads it only when it starts, and stage 4 restarts a kubelet whose figure is stale), and the cluster DNS runs.
 kube_nodes_ready() {
-    local kubectl ready dns_pid
+    local kubectl ready pages hugepages dns_pid
     kubectl=$(bash tools/build_kube_binaries.sh --print-dir)/kubectl
     ready=$("$kubectl" --kubeconfig "$lab_dir/control-plane/kubeconfig" --request-timeout=10s get nodes node1 node2 \
-        -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}' 2>/dev/null) || return 1
+        -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.status.capacity.hugepages-2Mi} {end}' \
+        2>/dev/null) || return 1
+    pages=$(cat /proc/sys/vm/nr_hugepages)
+    if [ "$pages" -eq 0 ]; then hugepages=0; else hugepages="$((pages * 2))Mi"; fi
     # The pid file holds the process's pid and program.
     read -r dns_pid _ <"$lab_dir/control-plane/coredns.pid" 2>/dev/null || return 1
-    [ "$ready" = "True True " ] && kill -0 "$dns_pid" 2>/dev/null
+    [ "$ready" = "True $hugepages True $hugepages " ] && kill -0 "$dns_pid" 2>/dev/null
 }
 
 bash tools/bootstrap.sh >/dev/null
