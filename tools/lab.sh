@@ -164,7 +164,7 @@ training_operator_image=$(bash tools/build_training_operator_image.sh --name)
 device_plugin_image=$(bash tools/build_nvidia_device_plugin_image.sh --name)
 kube_nodes_key=$(inputs_key "$workload_image" "$mpi_operator_image" "$training_operator_image" "$device_plugin_image")
 if unchanged_since "$log_dir/kube_nodes.inputs" "$kube_nodes_key" && kube_nodes_ready; then
-    say "stage 4/7: kube nodes unchanged (same inputs as when last converged, node1 and node2 Ready, DNS running)"
+    say "stage 4/7: kube nodes unchanged (same inputs as when last converged, node1 and node2 Ready with the current hugepages pool, DNS running)"
 else
     rm -f "$log_dir/kube_nodes.inputs"
     stage 4 "kube nodes (containerd and a kubelet in each node, pod network, CoreDNS, images)" kube_nodes \
