@@ -5,7 +5,9 @@
 # The folder is complete for `pip install --no-index --find-links <folder> -r <folder>/requirements.txt`,
 # which is how the lab workload image and air-gapped nodes install it. The hash covers the pinned
 # requirements (tools/horovod/<framework>.txt, tools/horovod/build.txt) and the build recipe below,
-# so a change to any of them builds a new folder; an existing folder is reused in a second.
+# so a change to any of them builds a new folder; an existing folder is reused in a second. The framework's
+# own version is versions.yml's (tensorflow, torch), the pin the user_python_env role installs too: the
+# requirements file names it as <package>==PINNED.
 #
 #   tools/build_horovod.sh [--framework tensorflow|pytorch] [--dir]
 #     --framework  tensorflow (the lab's default: 280 MB of wheels) or pytorch (PyPI's torch is the
@@ -45,9 +47,11 @@ done
 case "$framework" in
     tensorflow)
         framework_package=tensorflow-cpu
+        framework_version=$(pinned tensorflow)
         import_check='import horovod.tensorflow as hvd' ;;
     pytorch)
         framework_package=torch
+        framework_version=$(pinned torch)
         import_check='import horovod.torch as hvd' ;;
     *) die "--framework must be tensorflow or pytorch, got '$framework'" ;;
 esac
@@ -58,15 +62,16 @@ build_requirements=$repo_root/tools/horovod/build.txt
 [ -x "$python" ] || die "no Python interpreter at $python (set GPUOPS_HOROVOD_PYTHON)"
 
 python_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-framework_version=$(sed -n "s/^$framework_package==\([^ ]*\)$/\1/p" "$requirements")
-[ -n "$framework_version" ] || die "$requirements does not pin $framework_package"
+grep -qx "$framework_package==PINNED" "$requirements" \
+    || die "$requirements must name $framework_package==PINNED (its version is versions.yml's)"
+pinned_requirements=$(sed "s/^$framework_package==PINNED\$/$framework_package==$framework_version/" "$requirements")
 
 # Everything that decides the wheel's content; changing any of it gives a new cache folder. The build's settings
 # are the ones horovod_wheel.sh, the collection's Horovod recipe, builds with on this machine.
 horovod_wheel=$repo_root/roles/benchmark_image/files/horovod_wheel.sh
 build_flags=$(bash "$horovod_wheel" --flags "$framework" | tr '\n' ' ')
 recipe="horovod==$horovod_version cxx17-patch ${build_flags% } python$python_version"
-key_hash=$(cat "$requirements" "$build_requirements" <(echo "$recipe") | sha256sum | cut -c1-12)
+key_hash=$(cat <(printf '%s\n' "$pinned_requirements") "$build_requirements" <(echo "$recipe") | sha256sum | cut -c1-12)
 key=horovod-$horovod_version-$framework-$framework_version-py$python_version-$key_hash
 wheelhouse=$cache_root/wheels/$key
 
@@ -100,6 +105,8 @@ work=$(mktemp -d "$cache_root/wheels/.build-$framework.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 staging=$work/wheelhouse
 mkdir -p "$staging" "$work/build-tools" "$work/dist"
+printf '%s\n' "$pinned_requirements" >"$work/requirements.txt"
+requirements=$work/requirements.txt
 
 log "downloading the pinned $framework_package $framework_version wheels and the Horovod $horovod_version sdist"
 "$python" -m venv "$work/venv"
