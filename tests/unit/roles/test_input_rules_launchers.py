@@ -32,6 +32,8 @@ SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
 LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
 SHARE = "a share above 0 and at most 1, such as 0.9"
 PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
+NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
+               "hosts' /etc/nccl.conf alike")
 
 
 def line(name, got, expected):
@@ -65,15 +67,16 @@ CASES = {
              "4 (with mpijob_launcher_workers=2, mpijob_launcher_slots_per_worker=null, "
              "mpijob_launcher_gpus_per_worker=4)",
              "8, the ranks the MPIJob starts (2 workers x 4 slots), or leave it unset to expect that count")]),
-    # gpuops_nccl gives every rank its NCCL settings: a launcher's own env may not give one of them again.
-    "mpijob: an NCCL variable given twice, a capability with CAP_": ("mpijob_launcher", [
+    # gpuops_nccl is the one source of NCCL settings, for the ranks and the hosts' /etc/nccl.conf: a launcher's own
+    # env may not give any, whether gpuops_nccl gives the same name or not.
+    "mpijob: NCCL variables in the launcher's env, a capability with CAP_": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", '{"mpijob_launcher_capabilities": ["CAP_IPC_LOCK"]}',
-        '{"gpuops_nccl": {"NCCL_IB_HCA": "mlx5_0"}, "mpijob_launcher_env": {"NCCL_IB_HCA": "mlx5_1", "NCCL_DEBUG": "INFO"}}'],
+        '{"gpuops_nccl": {"NCCL_IB_HCA": "mlx5_0"}, "mpijob_launcher_env": {"NCCL_IB_HCA": "mlx5_1", "NCCL_DEBUG": "INFO", '
+        '"HOROVOD_CYCLE_TIME": "1"}}'],
         [line("mpijob_launcher_capabilities", '["CAP_IPC_LOCK"]',
               "Linux capabilities in capitals without their CAP_ prefix, such as [IPC_LOCK]"),
-         line("mpijob_launcher_env", '{"NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"} (with gpuops_nccl={"NCCL_IB_HCA": '
-              '"mlx5_0"})', "variables that gpuops_nccl does not set: gpuops_nccl gives the ranks its NCCL settings, as "
-              "it gives the hosts' /etc/nccl.conf, so that the two cannot disagree")]),
+         line("mpijob_launcher_env", '{"HOROVOD_CYCLE_TIME": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"}',
+              NCCL_IN_ENV.format("NCCL_DEBUG, NCCL_IB_HCA"))]),
     "mpijob: a relative verify_training_log_path": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "verify_training_log_path=training.log"], [
         line("verify_training_log_path", "'training.log'", LOG_PATH.format("benchmark log"))]),
@@ -101,6 +104,9 @@ CASES = {
         "gpuops_training_expect_ranks=6"], [
         line("gpuops_training_expect_ranks", "6 (with tfjob_launcher_workers=4)",
              "4, the ranks the TFJob runs (one per worker), or leave it unset to expect that count")]),
+    "tfjob: an NCCL variable in the launcher's env": ("tfjob_launcher", [
+        "tfjob_launcher_image=tf:2.15", '{"tfjob_launcher_env": {"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}}'], [
+        line("tfjob_launcher_env", '{"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}', NCCL_IN_ENV.format("NCCL_DEBUG"))]),
     "tfjob: right values as strings": ("tfjob_launcher", [
         "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
         "tfjob_launcher_gpus_per_worker=1", "tfjob_launcher_device=cpu", "tfjob_launcher_rerun=yes",
@@ -121,6 +127,9 @@ CASES = {
         line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
              "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave "
              "it unset to expect that count")]),
+    "pod: an NCCL variable in the launcher's env": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", '{"pod_launcher_env": {"NCCL_P2P_LEVEL": "NVL"}}'], [
+        line("pod_launcher_env", '{"NCCL_P2P_LEVEL": "NVL"}', NCCL_IN_ENV.format("NCCL_P2P_LEVEL"))]),
     "pod: right values as strings": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=0", "pod_launcher_ranks=2",
         "pod_launcher_report_enabled=false", "pod_launcher_privileged=no", "pod_launcher_wait_sleep=2",
@@ -146,6 +155,9 @@ CASES = {
         line("gpuops_training_expect_ranks", "8 (with job_launcher_workers=2, job_launcher_slots_per_worker=8, "
              "job_launcher_gpus_per_worker=8)",
              "16, the ranks mpirun starts (2 workers x 8 slots), or leave it unset to expect that count")]),
+    "job: an NCCL variable in the launcher's env": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", '{"job_launcher_env": {"NCCL_SOCKET_IFNAME": "bond0"}}'], [
+        line("job_launcher_env", '{"NCCL_SOCKET_IFNAME": "bond0"}', NCCL_IN_ENV.format("NCCL_SOCKET_IFNAME"))]),
     "job: right values as strings": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", "job_launcher_workers=2", "job_launcher_gpus_per_worker=8",
         "job_launcher_ssh_port=22122", "job_launcher_host_network=true", "job_launcher_drop_page_cache=false",
@@ -159,17 +171,20 @@ CASES = {
         line("ssh_launcher_controller", "'mpich'", "one of mpi, gloo")]),
     "ssh: every problem at once": ("ssh_launcher", [
         "ssh_launcher_ssh_port=0", "ssh_launcher_python=python3", "ssh_launcher_timeout=soon",
-        '{"ssh_launcher_env": {"NCCL_DEBUG": "INFO", "NCCL-ALGO": "Ring"}}', "ssh_launcher_keys_enabled=false"], [
+        '{"ssh_launcher_env": {"HOROVOD_CYCLE_TIME": "1", "NCCL-ALGO": "Ring"}}', "ssh_launcher_keys_enabled=false"], [
         line("ssh_launcher_timeout", "'soon'", "a whole number"),
         line("ssh_launcher_python", "'python3'",
              "the absolute path of the Python that has Horovod, the same on every host"),
-        line("ssh_launcher_env", '{"NCCL-ALGO": "Ring", "NCCL_DEBUG": "INFO"}',
+        line("ssh_launcher_env", '{"HOROVOD_CYCLE_TIME": "1", "NCCL-ALGO": "Ring"}',
              "a mapping of environment variable names (letters, digits and _, not starting with a digit) to values; "
              "not names: NCCL-ALGO"),
         line("ssh_launcher_ssh_port", "0", "a port from 1 to 65535, the hosts' SSH port")]),
     "ssh: a host's own ranks below one": ("ssh_launcher", ["ssh_launcher_slots_per_host=4", "ssh_launcher_slots=0"], [
         line("ssh_launcher_slots", "0",
              "a number of ranks on localhost, 1 or more, or unset for ssh_launcher_slots_per_host (4)")]),
+    "ssh: an NCCL variable in the launcher's env": ("ssh_launcher", [
+        '{"ssh_launcher_env": {"NCCL_IB_DISABLE": "1"}}'], [
+        line("ssh_launcher_env", '{"NCCL_IB_DISABLE": "1"}', NCCL_IN_ENV.format("NCCL_IB_DISABLE"))]),
     "ssh: right values as strings": ("ssh_launcher", [
         "ssh_launcher_slots_per_host=2", "ssh_launcher_slots=1", "ssh_launcher_ssh_port=2222",
         "ssh_launcher_keys_enabled=false", "ssh_launcher_key_cleanup=no", "ssh_launcher_report_enabled=true",

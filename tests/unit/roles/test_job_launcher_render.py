@@ -32,7 +32,7 @@ def run_role(role_vars):
 
 CASES = {
     "dgx_pair": render({"job_launcher_name": "bench", "job_launcher_gpus_per_worker": 8,
-                        "job_launcher_env": {"NCCL_DEBUG": "INFO"}}),
+                        "gpuops_nccl": {"NCCL_DEBUG": "INFO"}}),
     "drop_cache": render({"job_launcher_drop_page_cache": True, "job_launcher_ssh_port": 2022}),
     "bad_port": run_role(dict(IMAGE, job_launcher_ssh_port=70000)),
 }

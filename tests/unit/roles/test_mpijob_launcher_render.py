@@ -35,9 +35,10 @@ def validate(role_vars):
     return [{"name": "Check", "ansible.builtin.include_role": include}], dict(IMAGE, **role_vars)
 
 
-ENV = {"NCCL_DEBUG": "INFO", "LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}
+ENV = {"LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}
 CASES = {
-    "pod_network": render_commands({"mpijob_launcher_env": ENV, "mpijob_launcher_workers": 2,
+    # NCCL settings come from gpuops_nccl, the launcher's own env adds the rest.
+    "pod_network": render_commands({"mpijob_launcher_env": ENV, "gpuops_nccl": {"NCCL_DEBUG": "INFO"}, "mpijob_launcher_workers": 2,
                                     "mpijob_launcher_slots_per_worker": 2}),
     "host_network": render_commands({"mpijob_launcher_host_network": True, "mpijob_launcher_ssh_port": 2022}),
     "host_network_default_port": render_commands({"mpijob_launcher_host_network": True}),
