@@ -76,21 +76,65 @@ def _scaling_panel(axes, report):
     axes.grid(True, axis="y", alpha=0.3)
 
 
-def render_chart(report):
-    """PNG bytes, deterministic for a given report, so that an unchanged run leaves the file alone."""
+def _figure(width):
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    scaling = report["scaling_efficiency"] is not None
-    figure = Figure(figsize=(11 if scaling else 7, 4.5), dpi=100)
+    figure = Figure(figsize=(width, 4.5), dpi=100)
     FigureCanvasAgg(figure)
+    return figure
+
+
+def _png(figure):
+    """PNG bytes without a timestamp or version: the same figures give the same file."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def render_chart(report):
+    """PNG bytes, deterministic for a given report, so that an unchanged run leaves the file alone."""
+    scaling = report["scaling_efficiency"] is not None
+    figure = _figure(11 if scaling else 7)
     _iteration_panel(figure.add_subplot(1, 2 if scaling else 1, 1), report)
     if scaling:
         _scaling_panel(figure.add_subplot(1, 2, 2), report)
     # Fixed margins rather than tight_layout(), which draws the whole figure once more.
     figure.subplots_adjust(left=0.08 if scaling else 0.12, right=0.98, bottom=0.12, top=0.92, wspace=0.25)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+    return _png(figure)
+
+
+def render_sweep_chart(sweep):
+    """PNG bytes of a scaling sweep: total img/sec against ranks, measured and ideal (the baseline's figure per
+    rank times the ranks), each measured point labelled with its efficiency; a failed size is drawn as a red x."""
+    figure = _figure(7)
+    axes = figure.add_subplot(1, 1, 1)
+    measured = [row for row in sweep["sizes"] if row["img_per_sec_total"] is not None]
+    ideal = [row for row in sweep["sizes"] if row["ideal_img_per_sec"] is not None]
+    if ideal:
+        axes.plot([row["ranks"] for row in ideal], [row["ideal_img_per_sec"] for row in ideal], linestyle="--",
+                  color="#999999", label="ideal (%d rank(s) x ranks)" % sweep["baseline_ranks"])
+    axes.plot([row["ranks"] for row in measured], [row["img_per_sec_total"] for row in measured], marker="o",
+              color="#1f77b4", label="measured")
+    for row in measured:
+        if not row["passed"]:
+            axes.plot([row["ranks"]], [row["img_per_sec_total"]], marker="x", markersize=12, color="#d62728")
+        if row["scaling_efficiency"] is not None:
+            axes.annotate("%.0f%%" % (100 * row["scaling_efficiency"]), (row["ranks"], row["img_per_sec_total"]),
+                          textcoords="offset points", xytext=(0, 8), ha="center", fontsize="small")
+    for row in sweep["sizes"]:
+        if row["img_per_sec_total"] is None:
+            axes.annotate("failed", (row["ranks"], 0), textcoords="offset points", xytext=(0, 6), ha="center",
+                          fontsize="small", color="#d62728")
+    highest = max([1] + [row["img_per_sec_total"] for row in measured] + [row["ideal_img_per_sec"] for row in ideal])
+    axes.set_ylim(0, highest * 1.15)
+    axes.set_xticks([row["ranks"] for row in sweep["sizes"]])
+    axes.set_xlabel("ranks")
+    axes.set_ylabel("img/sec in total")
+    axes.set_title("scaling sweep, efficiency against %d rank(s)" % sweep["baseline_ranks"], fontsize="medium")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small", loc="upper left")
+    figure.subplots_adjust(left=0.12, right=0.98, bottom=0.12, top=0.92)
+    return _png(figure)

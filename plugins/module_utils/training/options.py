@@ -69,7 +69,7 @@ def _threshold_problems(options):
     return problems
 
 
-def _path_problems(options):
+def path_problems(options):
     problems = []
     for key in ("report_path", "chart_path"):
         path = options.get(key)
@@ -88,6 +88,6 @@ def _path_problems(options):
 
 def validate_options(options):
     """Check thresholds, the preset and paths; raise naming every problem at once."""
-    problems = _threshold_problems(options) + preset_problems(options) + _path_problems(options)
+    problems = _threshold_problems(options) + preset_problems(options) + path_problems(options)
     if problems:
         raise TrainingReportError("; ".join(problems))

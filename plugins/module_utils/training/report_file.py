@@ -80,3 +80,22 @@ def binary_summary(content):
     if content is None:
         return ""
     return "PNG image, %d bytes, sha256 %s\n" % (len(content), hashlib.sha256(content).hexdigest())
+
+
+def write_outputs(outputs, check_mode):
+    """(changed, diffs) after writing every output whose content or mode differs (unless in check mode); outputs
+    are (kind, path, bytes), a JSON report's diff shown as text, any other file's as its size and digest."""
+    changed = False
+    diffs = []
+    for kind, path, content in outputs:
+        file_changed, previous = file_state(path, content)
+        if file_changed and not check_mode:
+            write_file(path, content)
+        changed = changed or file_changed
+        if kind == "report":
+            before = previous.decode("utf-8", "replace") if previous is not None else ""
+            after = content.decode("utf-8")
+        else:
+            before, after = binary_summary(previous), binary_summary(content)
+        diffs.append({"before_header": path, "after_header": path, "before": before, "after": after})
+    return changed, diffs

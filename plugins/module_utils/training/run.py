@@ -13,12 +13,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.chart impo
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse_lines
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import (
-    binary_summary,
-    file_state,
-    report_json,
-    write_file,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import report_json, write_outputs
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.source import log_name, open_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import build_report
@@ -46,24 +41,6 @@ def _outputs(report, options):
     return outputs
 
 
-def _write(outputs, check_mode):
-    """(changed, diffs) after writing every output whose content or mode differs."""
-    changed = False
-    diffs = []
-    for kind, path, content in outputs:
-        file_changed, previous = file_state(path, content)
-        if file_changed and not check_mode:
-            write_file(path, content)
-        changed = changed or file_changed
-        if kind == "report":
-            before = previous.decode("utf-8", "replace") if previous is not None else ""
-            after = content.decode("utf-8")
-        else:
-            before, after = binary_summary(previous), binary_summary(content)
-        diffs.append({"before_header": path, "after_header": path, "before": before, "after": after})
-    return changed, diffs
-
-
 def run_training_report(params, check_mode=False, diff=False, warn=None):
     """Everything the module does. Returns the module result: the report's fields but the iteration
     series (which only the report file holds), its warnings as log_warnings (Ansible reserves
@@ -73,7 +50,7 @@ def run_training_report(params, check_mode=False, diff=False, warn=None):
     if options.get("chart_path") and not chart_available():
         raise TrainingReportError("chart_path needs the matplotlib Python library", library="matplotlib")
     report = judge(options)
-    changed, diffs = _write(_outputs(report, options), check_mode)
+    changed, diffs = write_outputs(_outputs(report, options), check_mode)
     result = dict(report)
     del result["iterations"]
     result["log_warnings"] = result.pop("warnings")

@@ -18,7 +18,7 @@ SCALING_NOT_MEASURED = ("not measured: set gpuops_training_baseline_img_per_sec 
 NO_NCCL = "no NCCL lines in the log (run with NCCL_DEBUG=INFO to see the transport)"
 
 
-def _label(name, text):
+def label(name, text):
     return "%-13s%s" % (name + ":", text)
 
 
@@ -32,7 +32,7 @@ def _verdict(passed, options):
 
 
 def _log(options):
-    return _label("log", options.get("src") or "(given as content)")
+    return label("log", options.get("src") or "(given as content)")
 
 
 def _ranks(report, device):
@@ -65,7 +65,7 @@ def _scaling(report, device):
         report["scaling_efficiency"], report["baseline_img_per_sec"], device)
 
 
-def _transport(report, options):
+def transport_text(report, options):
     if report["transports"]:
         return "NCCL " + ", ".join("%s x%d" % item for item in sorted(report["transports"].items()))
     if report["device"] == "CPU":
@@ -105,27 +105,27 @@ def summary_lines(report, options):
     """The printable lines of a report, in a fixed order, labels padded to one width. options gives
     launched_by, cpu_transport, src and the report and chart paths."""
     device = report["device"] or "device"
-    lines = [_label("verdict", _verdict(report["passed"], options))]
+    lines = [label("verdict", _verdict(report["passed"], options))]
     if not report["passed"]:
-        lines.append(_label("failures", "; ".join(report["failures"])))
-    lines.append(_label("ranks", _ranks(report, device)))
-    lines.append(_label("images/sec", _images(report, device)))
+        lines.append(label("failures", "; ".join(report["failures"])))
+    lines.append(label("ranks", _ranks(report, device)))
+    lines.append(label("images/sec", _images(report, device)))
     per_rank = _per_rank(report)
     if per_rank:
-        lines.append(_label("per rank", per_rank))
-    lines.append(_label("scaling", _scaling(report, device)))
-    lines.append(_label("transport", _transport(report, options)))
+        lines.append(label("per rank", per_rank))
+    lines.append(label("scaling", _scaling(report, device)))
+    lines.append(label("transport", transport_text(report, options)))
     if report["thresholds"].get("preset"):
-        lines.append(_label("thresholds", _thresholds(report, device)))
+        lines.append(label("thresholds", _thresholds(report, device)))
     if report["warnings"]:
-        lines.append(_label("warnings", "; ".join(report["warnings"])))
+        lines.append(label("warnings", "; ".join(report["warnings"])))
     lines.append(_log(options))
     for name in ("report", "chart"):
         if options.get(name + "_path"):
-            lines.append(_label(name, options[name + "_path"]))
+            lines.append(label(name, options[name + "_path"]))
     return lines
 
 
 def unjudged_lines(problem, options):
     """The lines of a log that could not be judged at all (missing, unreadable, a refused figure)."""
-    return [_label("verdict", _verdict(False, options)), _label("failures", problem), _log(options)]
+    return [label("verdict", _verdict(False, options)), label("failures", problem), _log(options)]
