@@ -10,7 +10,8 @@
 #     OUT_DIR    where the wheel is written
 #     PIP...     the pip command of the Python environment that holds the framework, e.g. python3 -m pip
 # Environment: MAKEFLAGS (parallel jobs); CUDA_HOME (default /usr/local/cuda) and NCCL_HOME (a NCCL tarball's
-# folder; default: the NCCL the CUDA toolkit or the system holds) for the NCCL build.
+# folder, or the nvidia/nccl folder the nvidia-nccl-cu12 wheel installs; default: the NCCL the CUDA toolkit or the
+# system holds) for the NCCL build.
 #
 # Horovod 0.28.1, its last release, needs two fixes to build today: CMake 4 refuses the bundled Gloo's
 # cmake_minimum_required (CMAKE_POLICY_VERSION_MINIMUM=3.5), and PyTorch >= 2.1 headers need C++17 where the
@@ -31,7 +32,15 @@ build_flags() {
     echo HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5
     if command -v nvcc >/dev/null || [ -x "$cuda_home/bin/nvcc" ]; then
         echo HOROVOD_GPU_OPERATIONS=NCCL "HOROVOD_CUDA_HOME=$cuda_home" ${NCCL_HOME:+"HOROVOD_NCCL_HOME=$NCCL_HOME"}
+        if nccl_is_a_wheel; then echo HOROVOD_NCCL_LINK=SHARED; fi
     fi
+}
+
+# The nvidia-nccl-cu12 wheel holds include/nccl.h and lib/libnccl.so.2 only: no libnccl.so to link with and no
+# static library, which Horovod's CMake looks for by default.
+nccl_is_a_wheel() {
+    [ -n "${NCCL_HOME:-}" ] && [ -e "$NCCL_HOME/lib/libnccl.so.2" ] \
+        && [ ! -e "$NCCL_HOME/lib/libnccl.so" ] && [ ! -e "$NCCL_HOME/lib/libnccl_static.a" ]
 }
 
 if [ "${1:-}" = --flags ]; then
@@ -55,6 +64,14 @@ esac
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A wheel's NCCL is linked through a folder that adds the libnccl.so link, and found at run time through the
+# library's rpath (the wheel's folder is in the user's environment, at a fixed path).
+if [[ "$flags" == *HOROVOD_GPU_OPERATIONS=NCCL* ]] && nccl_is_a_wheel; then
+    mkdir -p "$work/nccl/lib"
+    ln -s "$NCCL_HOME/include" "$work/nccl/include"
+    ln -s "$NCCL_HOME/lib/libnccl.so.2" "$work/nccl/lib/libnccl.so"
+    build_env+=("HOROVOD_NCCL_HOME=$work/nccl" "LDFLAGS=-Wl,-rpath,$NCCL_HOME/lib${LDFLAGS:+ $LDFLAGS}")
+fi
 tar -C "$work" -xzf "$sdist"
 source_dir=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'horovod-*' | head -1)
 [ -n "$source_dir" ] || die "$sdist holds no horovod-<version> folder"
