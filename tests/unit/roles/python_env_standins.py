@@ -71,9 +71,16 @@ def write_horovod_wheel(folder, version, built):
                        scripts={"horovodrun": "horovod.check_build:main"})
 
 
-BACKEND = '''
+BACKEND = r'''
 import json, os
 from python_env_standins import horovod_files, write_wheel
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    dist_info = "horovod-%s.dist-info" % VERSION
+    os.makedirs(os.path.join(metadata_directory, dist_info))
+    with open(os.path.join(metadata_directory, dist_info, "METADATA"), "w") as metadata:
+        metadata.write("Metadata-Version: 2.1\nName: horovod\nVersion: %s\n" % VERSION)
+    return dist_info
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     for cmake_lists in ("CMakeLists.txt", "horovod/torch/CMakeLists.txt"):
