@@ -21,7 +21,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan
 
 # A failure's first line, cut here, is what the summary shows; the JSON report keeps every word.
 SHOWN_FAILURE = 200
-_ROW = "%5s %10s %10s %10s %11s %6s  %-6s  %s"
+_ROW = "%5s %9s %9s %9s %10s %5s  %s"
 
 
 def _ranks_word(count):
@@ -46,11 +46,14 @@ def _row(size):
         reasons = list(report.get("failures") or [])
     if report is None and (size.get("report_path") or not reasons):
         reasons.append(problem)
-    total = report["img_per_sec_total"]["mean"] if report else None
+    # An unfinished run's figures are of the ranks that got that far: no measure of the size.
+    finished = report is not None and report.get("complete")
+    total = report["img_per_sec_total"]["mean"] if finished else None
     return {
         "ranks": size["ranks"], "passed": not reasons, "failures": reasons,
         "img_per_sec_total": total,
         "img_per_sec_per_rank": round_figure(total / report["ranks"]) if total is not None and report["ranks"] else None,
+        "complete": bool(finished),
         "transport": transport_text(report, {}) if report else None,
         "device": report.get("device") if report else None,
         "report_path": size.get("report_path"), "log": size.get("log"),
@@ -72,6 +75,9 @@ def _floor_failures(rows, floors, baseline):
         floor = row["min_efficiency"] = floors.get(row["ranks"])
         if floor is None or (row["scaling_efficiency"] is not None and row["scaling_efficiency"] >= floor):
             continue
+        if row["scaling_efficiency"] is None and not row["passed"]:
+            # The size's own failure says why it has no figures.
+            continue
         if row["scaling_efficiency"] is None:
             why = "the %s run has no figures" % _ranks_word(baseline if row["ideal_img_per_sec"] is None else row["ranks"])
             failures.append("%s: scaling efficiency unknown (%s), the floor is %g" % (_ranks_word(row["ranks"]), why, floor))
@@ -91,6 +97,19 @@ def _figure(value, text="%.1f"):
     return "-" if value is None else text % value
 
 
+def _transports(rows):
+    """Each transport once, with the sizes that used it: most sweeps show one."""
+    sizes = {}
+    for row in rows:
+        if row["transport"]:
+            sizes.setdefault(row["transport"], []).append(str(row["ranks"]))
+    if not sizes:
+        return "-"
+    if len(sizes) == 1:
+        return list(sizes)[0]
+    return "; ".join("%s rank(s): %s" % (", ".join(ranks), transport) for transport, ranks in sizes.items())
+
+
 def sweep_lines(sweep, options):
     """The lines a person reads: the verdict, why it failed, the baseline, the table, the files."""
     rows = sweep["sizes"]
@@ -100,13 +119,13 @@ def sweep_lines(sweep, options):
     if not sweep["passed"]:
         lines.append(label("failures", "; ".join(_shown(reason) for reason in sweep["failures"])))
     lines.append(label("baseline", sweep["baseline_note"]))
-    header = _ROW % ("ranks", "img/sec", "per rank", "ideal", "efficiency", "floor", "result", "transport")
-    lines.append(label("sizes", header))
+    lines.append(label("sizes", _ROW % ("ranks", "img/sec", "per rank", "ideal", "efficiency", "floor", "result")))
     for row in rows:
         lines.append(" " * 13 + (_ROW % (
             row["ranks"], _figure(row["img_per_sec_total"]), _figure(row["img_per_sec_per_rank"]),
             _figure(row["ideal_img_per_sec"]), _figure(row["scaling_efficiency"], "%.2f"),
-            _figure(row["min_efficiency"], "%.2f"), "passed" if row["passed"] else "FAILED", row["transport"] or "-")))
+            _figure(row["min_efficiency"], "%.2f"), "passed" if row["passed"] else "FAILED")))
+    lines.append(label("transport", _transports(rows)))
     for name in ("report", "chart"):
         if options.get(name + "_path"):
             lines.append(label(name, options[name + "_path"]))

@@ -205,4 +205,15 @@ def plan_sweep(launcher, ranks, floors, settings, name, directory):
     if problems:
         raise SweepError(problems)
     baseline = 1 if 1 in sizes else sizes[0]
-    return {"launcher": launcher, "sizes": planned, "baseline": baseline, "floors": check_floors(floors, sizes)[0]}
+    floors = check_floors(floors, sizes)[0]
+    return {"launcher": launcher, "sizes": planned, "baseline": baseline, "floors": floors,
+            "lines": [plan_line(size, floors.get(size["ranks"]), baseline) for size in planned]}
+
+
+def plan_line(size, floor, baseline):
+    """What one size will run, in words."""
+    shape_vars = ", ".join("%s=%s" % (name, size["vars"][name]) for name in sorted(size["vars"])
+                           if not name.endswith(("_dir", "_path", "_name")))
+    return "%d rank(s): %s, run %s%s (%s)" % (
+        size["ranks"], size["placement"], size["name"],
+        ", the baseline" if size["ranks"] == baseline else ", efficiency floor %g" % floor if floor else "", shape_vars)

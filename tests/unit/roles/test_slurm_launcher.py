@@ -17,69 +17,13 @@ import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
-from gpuops_testlib.role_cases import run_task_cases, write_fake_tool
+from gpuops_testlib.fake_slurm import write_fake_slurm
+from gpuops_testlib.role_cases import run_task_cases
 
 VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
 LOGS = Path(REPO_ROOT) / "tests" / "unit" / "fixtures" / "training_logs"
 ROLE = Path(REPO_ROOT) / "roles" / "slurm_launcher"
 SUBMIT_TASK = "Write the batch script, submit it and wait for the job"
-
-# Each stand-in keeps its argv in $FAKE_SLURM/calls; sbatch numbers the jobs from 4242 and keeps each job's end in
-# $FAKE_SLURM/<id>.json, which sacct and scontrol report; squeue prints $FAKE_SLURM/queue when there is one.
-COMMON = """
-    import json, os, re, subprocess, sys
-    state = os.environ["FAKE_SLURM"]
-    with open(os.path.join(state, "calls"), "a") as calls:
-        calls.write(json.dumps([os.path.basename(sys.argv[0])] + sys.argv[1:]) + "\\n")
-
-    def job(job_id):
-        path = os.path.join(state, job_id + ".json")
-        return json.load(open(path)) if os.path.exists(path) else None
-"""
-FAKES = {
-    "sbatch": COMMON + """
-    text = open(sys.argv[-1]).read()
-    directives = dict(re.findall(r"^#SBATCH --([a-z-]+)=(.*)$", text, re.M))
-    job_id = str(4242 + len([name for name in os.listdir(state) if name.endswith(".json")]))
-    output = directives["output"].replace("%j", job_id).replace("%x", directives["job-name"])
-    with open(output, "w") as written:
-        rc = subprocess.call(["bash", sys.argv[-1]], stdout=written, stderr=subprocess.STDOUT, cwd=directives["chdir"])
-    json.dump({"rc": rc, "output": output, "name": directives["job-name"]}, open(os.path.join(state, job_id + ".json"), "w"))
-    print(job_id)
-    """,
-    "sacct": COMMON + """
-    job_id = sys.argv[sys.argv.index("-j") + 1]
-    found = job(job_id)
-    if found and found["rc"] == 0:
-        print(job_id + "|COMPLETED|0:0|None|login01\\n" + job_id + ".batch|COMPLETED|0:0||login01")
-    elif found:
-        code = "{0}:0".format(found["rc"])
-        print("|".join([job_id, "FAILED", code, "NonZeroExitCode", "login01"]))
-        print("\\n".join("|".join([job_id + step, "FAILED", code, "", "login01"]) for step in (".batch", ".0")))
-    """,
-    "scontrol": COMMON + """
-    found = job(sys.argv[-1])
-    if not found:
-        sys.exit("slurm_load_jobs error: Invalid job id specified")
-    print("JobId={0} JobName={1} JobState={2} Reason=None ExitCode={3}:0 NodeList=login01 StdOut={4}".format(
-        sys.argv[-1], found["name"], "COMPLETED" if found["rc"] == 0 else "FAILED", found["rc"], found["output"]))
-    """,
-    "squeue": COMMON + """
-    queue = os.path.join(state, "queue")
-    if os.path.exists(queue):
-        print(open(queue).read().strip())
-    """,
-    "scancel": COMMON,
-    "sinfo": COMMON,
-    # srun's own options first, then the program and its arguments.
-    "srun": COMMON + """
-    words = sys.argv[1:]
-    while words and words[0].startswith("-"):
-        words.pop(0)
-    os.execv(words[0], words)
-    """,
-}
-
 
 def failing_program(folder):
     """A program that prints the lab's log of a run whose rank was killed, and fails as that run did."""
@@ -99,8 +43,7 @@ def verify(tmp_path, check=False, program=None, queue=None, jobs=None, **role_va
         (state / "queue").write_text(queue)
     for job_id, end in (jobs or {}).items():
         (state / (job_id + ".json")).write_text(json.dumps(end))
-    for name, script in FAKES.items():
-        write_fake_tool(tmp_path / "bin", name, script)
+    write_fake_slurm(tmp_path / "bin")
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {"login01": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
