@@ -161,7 +161,8 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
         assert len(nics) == variables["mpijob_launcher_gpus_per_worker"] == 8
         assert len({nic["device"] for nic in nics}) == len({nic["table"] for nic in nics}) == 8
         addresses.update(nic["address"] for nic in nics)
-        assert variables["gpu_network_nccl_socket_ifname"].split(",") == [nic["device"] for nic in nics]
+        # NCCL's sockets over exactly those NICs, from gpuops_nccl: the VMs' /etc/nccl.conf and the ranks alike.
+        assert variables["gpuops_nccl"]["NCCL_SOCKET_IFNAME"].split(",") == [nic["device"] for nic in nics]
         assert variables["mpijob_launcher_workers"] == len(hosts)
         assert _ranks(variables) == variables["gpuops_training_expect_ranks"] == 32
         assert variables["mpijob_launcher_resources"]["hugepages-1Gi"].endswith("Gi")

@@ -41,12 +41,36 @@ SITE_OPTIONS = {
     "gpuops_nccl": {"type": "dict", "default": {}},
 }
 
+
+def _nccl_number(name, low, high, note=""):
+    """The rule that holds a gpuops_nccl whole number within NCCL's range for it."""
+    value = "gpuops_nccl['{0}']".format(name)
+    return {"variable": "gpuops_nccl", "when": "gpuops_nccl is mapping and '{0}' in gpuops_nccl".format(name),
+            "that": "{0} | string is match('^[0-9]+$') and {1} <= {0} | int <= {2}".format(value, low, high),
+            "expected": "{0} from {1} to {2}{3}".format(name, low, high, note)}
+
+
+# The numbers of gpuops_nccl that NCCL bounds: a value outside is refused here, not ignored by NCCL on the nodes.
+NCCL_NUMBERS = (("NCCL_IB_GID_INDEX", 0, 255, " (3 is usual for RoCE v2)"), ("NCCL_SOCKET_NTHREADS", 1, 16),
+                ("NCCL_NSOCKS_PERTHREAD", 1, 64))
+_NCCL_SOCKETS_IN_RANGE = " and ".join(
+    "({0[when]} and {0[that]})".format(_nccl_number(*number)) for number in NCCL_NUMBERS[1:])
+
 SITE_RULES = [
-    {"variable": "gpuops_nccl",
+    # gpuops_nccl is the one source of NCCL settings: each node's /etc/nccl.conf and every launcher's ranks.
+    {"variable": "gpuops_nccl", "when": "gpuops_nccl is not none",
      "that": "gpuops_nccl.keys() | reject('match', '^NCCL_[A-Z0-9_]+$') | list | length == 0 and "
              "gpuops_nccl.values() | select('mapping') | list | length == 0 and "
-             "gpuops_nccl.values() | reject('string') | select('iterable') | list | length == 0",
-     "expected": "a mapping of NCCL variables to single values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', NCCL_IB_GID_INDEX: 3}"},
+             "gpuops_nccl.values() | reject('string') | select('iterable') | list | length == 0 and "
+             "gpuops_nccl.values() | map('string') | select('search', '[\\r\\n]') | list | length == 0",
+     "expected": "a mapping of NCCL variables to single-line values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', "
+                 "NCCL_IB_GID_INDEX: 3}"},
+] + [_nccl_number(*number) for number in NCCL_NUMBERS] + [
+    # NCCL allows at most 64 sockets per connection in all; checked once both numbers are in their own ranges.
+    {"variable": "gpuops_nccl", "when": _NCCL_SOCKETS_IN_RANGE,
+     "that": "gpuops_nccl['NCCL_SOCKET_NTHREADS'] | int * gpuops_nccl['NCCL_NSOCKS_PERTHREAD'] | int <= 64",
+     "expected": "NCCL_NSOCKS_PERTHREAD at most {{ 64 // gpuops_nccl['NCCL_SOCKET_NTHREADS'] | int }}, so that its "
+                 "product with NCCL_SOCKET_NTHREADS is at most 64"},
     {"variable": "gpuops_training_expect_ranks", "that": "gpuops_training_expect_ranks >= 1",
      "expected": "a number of ranks, 1 or more", "when": "gpuops_training_expect_ranks is not none"},
     {"variable": "gpuops_training_min_scaling_efficiency",

@@ -21,21 +21,19 @@ NODE_VARS = {
         {"device": "ens8", "address": "10.0.1.13/24", "table": 103, "gateway": "10.0.1.1", "priority": 900},
         {"device": "ens9", "address": "10.0.1.14/24", "table": 104, "mtu": 4200},
     ],
-    "gpu_network_nccl_socket_ifname": "bond0",
-    "gpu_network_nccl_ib_hca": "mlx5_0,mlx5_1",
-    "gpu_network_nccl_ib_gid_index": 3,
-    "gpu_network_nccl_socket_nthreads": 4,
-    "gpu_network_nccl_nsocks_perthread": 4,
-    "gpu_network_nccl_extra": {"NCCL_DEBUG": "WARN", "NCCL_IB_DISABLE": False},
+    # The one source of NCCL settings, which the launchers give the ranks too.
+    "gpuops_nccl": {"NCCL_SOCKET_IFNAME": "bond0", "NCCL_IB_HCA": "mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": 3,
+                    "NCCL_SOCKET_NTHREADS": 4, "NCCL_NSOCKS_PERTHREAD": "4", "NCCL_DEBUG": "WARN", "NCCL_IB_DISABLE": False},
 }
+# In name order, booleans as 1 and 0.
 EXPECTED_NCCL = [
-    "NCCL_SOCKET_IFNAME=bond0",
-    "NCCL_IB_HCA=mlx5_0,mlx5_1",
-    "NCCL_IB_GID_INDEX=3",
-    "NCCL_SOCKET_NTHREADS=4",
-    "NCCL_NSOCKS_PERTHREAD=4",
     "NCCL_DEBUG=WARN",
     "NCCL_IB_DISABLE=0",
+    "NCCL_IB_GID_INDEX=3",
+    "NCCL_IB_HCA=mlx5_0,mlx5_1",
+    "NCCL_NSOCKS_PERTHREAD=4",
+    "NCCL_SOCKET_IFNAME=bond0",
+    "NCCL_SOCKET_NTHREADS=4",
 ]
 # device, address, table, rule priority, MTU, gateway
 SECONDARY = [
@@ -45,13 +43,6 @@ SECONDARY = [
     ("ens9", "10.0.1.14", 104, 1000, 4200, ""),
 ]
 
-
-# The same node with its InfiniBand settings in gpuops_nccl, the NCCL settings the launchers give the ranks too,
-# on the networkd renderer: the same file, the shared settings after the role's named ones, in name order.
-SHARED_NCCL_VARS = dict(dict((key, value) for key, value in NODE_VARS.items()
-                             if key not in ("gpu_network_nccl_ib_hca", "gpu_network_nccl_ib_gid_index")),
-                        gpuops_nccl={"NCCL_IB_HCA": "mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": 3}, gpu_network_renderer="networkd")
-EXPECTED_SHARED_NCCL = EXPECTED_NCCL[:1] + EXPECTED_NCCL[3:5] + sorted(EXPECTED_NCCL[1:3] + EXPECTED_NCCL[5:])
 
 # The same bond without GPU NICs or NCCL file: enough to show the platform picks its renderer and
 # that renderer's files validate, where the full node is already rendered for the same vars file.
@@ -84,7 +75,7 @@ FLEET = [
     ("ubuntu2204", "ubuntu2204", NODE_VARS, None),
     ("ubuntu2404", "ubuntu2404", NODE_VARS, None),
     ("dgx", "ubuntu2204", NODE_VARS, dgx_root),
-    ("debian12_networkd", "debian12", SHARED_NCCL_VARS, None),
+    ("debian12_networkd", "debian12", dict(NODE_VARS, gpu_network_renderer="networkd"), None),
     # a cloud VM: no bond, only the per-GPU elastic NICs
     ("ubuntu2204_cloud", "ubuntu2204", dict(NODE_VARS, gpu_network_bond_enabled=False), None),
 ]
@@ -156,19 +147,15 @@ BAD_INPUT = {
     "secondary NIC that is a bond member": (
         {"gpu_network_secondary_nics": nic(device="ens1f0np0")},
         ["gpu_network_secondary_nics", "none of them in the bond"]),
-    "NCCL extra value not a scalar": (
-        {"gpu_network_nccl_extra": {"NCCL_ALGO": ["Ring", "Tree"]}},
-        ['gpu_network_nccl_extra: got {"NCCL_ALGO": ["Ring", "Tree"]}; expected single-line string, number or boolean values']),
-    "NCCL extra name not NCCL_*": (
-        {"gpu_network_nccl_extra": {"OMP_NUM_THREADS": 4}},
-        ["gpu_network_nccl_extra: got {\"OMP_NUM_THREADS\": 4}; expected NCCL_* names"]),
-    "NCCL extra repeats a named setting": (
-        {"gpu_network_nccl_extra": {"NCCL_SOCKET_IFNAME": "eth0"}},
-        ["gpu_network_nccl_extra: got {\"NCCL_SOCKET_IFNAME\": \"eth0\"}; expected names other than those set by a variable of their own"]),
-    "NCCL socket threads times sockets above 64": (
-        {"gpu_network_nccl_socket_nthreads": 16, "gpu_network_nccl_nsocks_perthread": 8},
-        ["gpu_network_nccl_nsocks_perthread: got 8 (with gpu_network_nccl_socket_nthreads=16); expected at most 4, "
-         "so that the product with gpu_network_nccl_socket_nthreads is at most 64"]),
+    # The role's own NCCL variables are gone: one still set names gpuops_nccl, which replaces it.
+    "removed NCCL variable": (
+        {"gpu_network_nccl_socket_ifname": "bond0"},
+        ["gpu_network_nccl_socket_ifname: got 'bond0'; expected nothing (a removed variable); give NCCL_SOCKET_IFNAME "
+         "in gpuops_nccl, which writes /etc/nccl.conf and the ranks' environment"]),
+    "removed free-form NCCL variables": (
+        {"gpu_network_nccl_extra": {"NCCL_DEBUG": "WARN"}},
+        ["gpu_network_nccl_extra: got {\"NCCL_DEBUG\": \"WARN\"}; expected nothing (a removed variable); give these "
+         "NCCL_* settings in gpuops_nccl"]),
     "renderer not available on the OS": (
         {"gpu_network_renderer": "netplan"},
         ["gpu_network_renderer", "'netplan' is not supported on RedHat 9.4", "networkmanager"]),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_network_cases import DGX_NETCFG, EXPECTED_NCCL, EXPECTED_SHARED_NCCL, FLEET, SECONDARY
+from gpu_network_cases import DGX_NETCFG, EXPECTED_NCCL, FLEET, SECONDARY
 from gpu_network_validators import mode, nccl_lines, netplan_generate, nmcli_reads, unit_sections
 
 
@@ -276,7 +276,7 @@ def test_debian_networkd_files(gpu_network):
             expected.append(("Route", {"Gateway": [gateway], "Table": [str(table)]}))
         expected.append(("RoutingPolicyRule", {"From": [ip], "Table": [str(table)], "Priority": [str(priority)]}))
         assert nic == expected
-    assert nccl_lines(play.root) == EXPECTED_SHARED_NCCL
+    assert nccl_lines(play.root) == EXPECTED_NCCL
 
 
 # --- idempotence and check mode -----------------------------------------------------------------

@@ -278,6 +278,9 @@ CASES = {
         "gpuops_training_threshold_preset=a100-sxm", "gpuops_training_precision=amp"], []),
 }
 
+NCCL_NUMBERS_GIVEN = ('{"NCCL_DEBUG": "INFO\\nNCCL_ALGO=Ring", "NCCL_IB_GID_INDEX": "three", "NCCL_NSOCKS_PERTHREAD": "8", '
+                      '"NCCL_SOCKET_NTHREADS": 16}')
+
 # (inventory, stage check arguments, {host: its problem lines}); every host the verify stage targets is checked.
 STAGE_CASES = {
     "an unknown launcher": (LAB_INVENTORY, ["gpuops_launcher=bogus"], dict(
@@ -300,8 +303,16 @@ STAGE_CASES = {
     "NCCL settings that are not NCCL's": ("localhost,", [
         "gpuops_launcher=ssh", '{"gpuops_nccl": {"IB_HCA": "mlx5_0", "NCCL_ALGO": ["Ring"]}}'], {
         "localhost": [line("gpuops_nccl", '{"IB_HCA": "mlx5_0", "NCCL_ALGO": ["Ring"]}',
-                           "a mapping of NCCL variables to single values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', "
+                           "a mapping of NCCL variables to single-line values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', "
                            "NCCL_IB_GID_INDEX: 3}")]}),
+    # NCCL's own bounds on its numbers, as the network role's variables had them.
+    "NCCL numbers out of NCCL's ranges": ("localhost,", [
+        "gpuops_launcher=ssh", '{"gpuops_nccl": {"NCCL_IB_GID_INDEX": "three", "NCCL_SOCKET_NTHREADS": 16, '
+        '"NCCL_NSOCKS_PERTHREAD": "8", "NCCL_DEBUG": "INFO\\nNCCL_ALGO=Ring"}}'], {
+        "localhost": [line("gpuops_nccl", NCCL_NUMBERS_GIVEN, expected) for expected in (
+            "a mapping of NCCL variables to single-line values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', NCCL_IB_GID_INDEX: 3}",
+            "NCCL_IB_GID_INDEX from 0 to 255 (3 is usual for RoCE v2)",
+            "NCCL_NSOCKS_PERTHREAD at most 4, so that its product with NCCL_SOCKET_NTHREADS is at most 64")]}),
     # The playbooks' own variables, on localhost alone (the SSH launcher's roles run on the GPU nodes, none here).
     "a scaling minimum without a baseline": ("localhost,", [
         "gpuops_launcher=ssh", "gpuops_training_min_scaling_efficiency=0.8"], {

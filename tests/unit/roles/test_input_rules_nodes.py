@@ -72,21 +72,21 @@ BAD = {
             {"device": "ens6", "address": "10.0.1.11/24", "table": "254"}]))],
         ["gpu_network_secondary_nics: got [{\"address\": \"10.0.1.11/24\", \"device\": \"ens6\", \"table\": \"254\"}]; "
          "expected a routing table id on every NIC, a whole number from 1 to 4294967295 other than 253, 254 and 255"]),
-    # gpuops_nccl writes the hosts' file and the ranks' environment: a role variable may not give one of its names.
-    "gpu_network: an NCCL variable in gpuops_nccl and in the role": (
-        "gpu_network", [as_json(dict(BOND, gpuops_nccl={"NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "WARN"},
+    # gpuops_nccl writes the hosts' file and the ranks' environment: the role's own NCCL variables are gone, and one
+    # still set is refused, naming what replaces it.
+    "gpu_network: removed NCCL variables": (
+        "gpu_network", [as_json(dict(BOND, gpuops_nccl={"NCCL_IB_HCA": "mlx5_0"},
                                      gpu_network_nccl_extra={"NCCL_DEBUG": "INFO"})), "gpu_network_nccl_ib_hca=mlx5_1"],
-        ["gpu_network_nccl_ib_hca: got 'mlx5_1' (with gpuops_nccl={\"NCCL_DEBUG\": \"WARN\", \"NCCL_IB_HCA\": \"mlx5_0\"}); "
-         "expected NCCL_IB_HCA in one place, gpuops_nccl (hosts and ranks) or this variable (hosts only), not both",
-         "gpu_network_nccl_extra: got {\"NCCL_DEBUG\": \"INFO\"} (with gpuops_nccl={\"NCCL_DEBUG\": \"WARN\", "
-         "\"NCCL_IB_HCA\": \"mlx5_0\"}); expected NCCL variables that gpuops_nccl does not set (each in one place)"]),
+        ["gpu_network_nccl_ib_hca: got 'mlx5_1'; expected nothing (a removed variable); give NCCL_IB_HCA in gpuops_nccl, "
+         "which writes /etc/nccl.conf and the ranks' environment",
+         "gpu_network_nccl_extra: got {\"NCCL_DEBUG\": \"INFO\"}; expected nothing (a removed variable); give these NCCL_* "
+         "settings in gpuops_nccl, which writes /etc/nccl.conf and the ranks' environment"]),
     "gpu_network: two problems": (
         "gpu_network", [as_json(BOND), "gpu_network_apply=yes", "gpu_network_root_dir=/srv/image",
-                        "gpu_network_nccl_socket_nthreads=16", "gpu_network_nccl_nsocks_perthread=8"],
+                        "gpu_network_nccl_conf_path=etc/nccl.conf"],
         ["gpu_network_apply: got true (with gpu_network_root_dir='/srv/image'); expected false while "
          "gpu_network_root_dir is set (the running system does not read files rendered there)",
-         "gpu_network_nccl_nsocks_perthread: got 8 (with gpu_network_nccl_socket_nthreads=16); expected at most 4, "
-         "so that the product with gpu_network_nccl_socket_nthreads is at most 64"]),
+         "gpu_network_nccl_conf_path: got 'etc/nccl.conf'; expected an absolute path such as /etc/nccl.conf"]),
 }
 
 NICS_WITH_NUMBERS_AS_STRINGS = [
@@ -105,8 +105,8 @@ GOOD = {
                                  gpu_network_secondary_nics=NICS_WITH_NUMBERS_AS_STRINGS)),
                     "gpu_network_bond_gateway=10.0.0.1", "gpu_network_bond_mtu=9000", "gpu_network_bond_miimon=100",
                     "gpu_network_apply=false", "gpu_network_secondary_rule_priority=1000",
-                    "gpu_network_nccl_ib_gid_index=3", "gpu_network_nccl_socket_nthreads=4",
-                    "gpu_network_nccl_nsocks_perthread=16"],
+                    "gpu_network_nccl_enabled=yes", "gpu_network_nccl_conf_path=/etc/nccl.conf",
+                    as_json({"gpuops_nccl": {"NCCL_IB_GID_INDEX": "3", "NCCL_SOCKET_NTHREADS": 4}})],
 }
 
 
