@@ -125,7 +125,7 @@ def _capacity(shape, settings):
         problems += [problem.line()] if problem else []
     gpus = 0
     if shape.gpus:
-        gpus, problem = convert(shape.gpus, settings.get(shape.gpus), {"type": "int"})
+        gpus, problem = convert(shape.gpus, settings.get(shape.gpus, 0), {"type": "int"})
         if problem or gpus is None or gpus < 0:
             problems.append((problem or Problem([(shape.gpus, gpus)], "a number of GPUs, 0 or more")).line())
             gpus = 0

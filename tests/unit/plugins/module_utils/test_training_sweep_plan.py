@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A sweep's sizes into each launcher's size variables, and the inputs refused before any run."""
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import (
+    SHAPES, SweepError, check_floors, check_ranks, placement, plan_sweep, written_variables,
+)
+
+ROLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "training_sweep", "tasks")
+SLURM = {"slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2, "slurm_launcher_gpus_per_node": 0}
+
+
+def shapes(launcher, settings, ranks):
+    plan = plan_sweep(launcher, ranks, None, settings, "sweep", "/logs")
+    return [dict((name, value) for name, value in size["vars"].items() if name in SHAPES[launcher].inputs())
+            for size in plan["sizes"]]
+
+
+def test_slurm_takes_the_fewest_nodes_that_hold_the_ranks_in_equal_shares():
+    plan = plan_sweep("slurm", [4, 1, 2], 0.8, SLURM, "gpuops-sweep", "/logs")
+    assert [(size["ranks"], size["placement"]) for size in plan["sizes"]] == [
+        (1, "1 node(s) x 1 task(s)"), (2, "1 node(s) x 2 task(s)"), (4, "2 node(s) x 2 task(s)")]
+    assert plan["sizes"][2]["vars"] == {
+        "gpuops_training_expect_ranks": 4, "slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2,
+        "slurm_launcher_gpus_per_node": 0, "slurm_launcher_run_name": "gpuops-sweep-4ranks",
+        "slurm_launcher_job_name": "gpuops-sweep-4ranks", "slurm_launcher_log_dir": "/logs"}
+    assert plan["baseline"] == 1 and plan["floors"] == {1: 0.8, 2: 0.8, 4: 0.8}
+    assert plan["lines"][0].startswith("1 rank(s): 1 node(s) x 1 task(s), run gpuops-sweep-1rank, the baseline (")
+
+
+def test_gpus_follow_the_ranks_one_per_task_by_default():
+    settings = {"slurm_launcher_nodes": 4, "slurm_launcher_tasks_per_node": None, "slurm_launcher_gpus_per_node": 8}
+    assert shapes("slurm", settings, [1, 8, 16]) == [
+        {"slurm_launcher_nodes": 1, "slurm_launcher_tasks_per_node": 1, "slurm_launcher_gpus_per_node": 1},
+        {"slurm_launcher_nodes": 1, "slurm_launcher_tasks_per_node": 8, "slurm_launcher_gpus_per_node": 8},
+        {"slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 8, "slurm_launcher_gpus_per_node": 8}]
+    # Two tasks of four GPUs each keep their four GPUs.
+    settings.update(slurm_launcher_tasks_per_node=2)
+    assert shapes("slurm", settings, [1])[0]["slurm_launcher_gpus_per_node"] == 4
+
+
+@pytest.mark.parametrize("launcher, settings, ranks, expected", [
+    ("mpijob", {"mpijob_launcher_workers": 2, "mpijob_launcher_slots_per_worker": 2, "mpijob_launcher_gpus_per_worker": 2},
+     [1, 4], [{"mpijob_launcher_workers": 1, "mpijob_launcher_slots_per_worker": 1, "mpijob_launcher_gpus_per_worker": 1},
+              {"mpijob_launcher_workers": 2, "mpijob_launcher_slots_per_worker": 2, "mpijob_launcher_gpus_per_worker": 2}]),
+    ("job", {"job_launcher_workers": 3, "job_launcher_slots_per_worker": None, "job_launcher_gpus_per_worker": 0},
+     [1, 3], [{"job_launcher_workers": 1, "job_launcher_slots_per_worker": 1, "job_launcher_gpus_per_worker": 0},
+              {"job_launcher_workers": 3, "job_launcher_slots_per_worker": 1, "job_launcher_gpus_per_worker": 0}]),
+    ("ssh", {"ssh_launcher_hosts": ["node1", "node2"], "ssh_launcher_slots_per_host": 2},
+     [1, 2, 4], [{"ssh_launcher_hosts": ["node1"], "ssh_launcher_slots_per_host": 1},
+                 {"ssh_launcher_hosts": ["node1"], "ssh_launcher_slots_per_host": 2},
+                 {"ssh_launcher_hosts": ["node1", "node2"], "ssh_launcher_slots_per_host": 2}]),
+    ("pod", {"pod_launcher_ranks": None, "pod_launcher_gpus": 4},
+     [1, 4], [{"pod_launcher_ranks": 1, "pod_launcher_gpus": 1}, {"pod_launcher_ranks": 4, "pod_launcher_gpus": 4}]),
+    ("tfjob", {"tfjob_launcher_workers": 4}, [1, 2, 4],
+     [{"tfjob_launcher_workers": 1}, {"tfjob_launcher_workers": 2}, {"tfjob_launcher_workers": 4}]),
+])
+def test_each_launcher_gets_its_own_size_variables(launcher, settings, ranks, expected):
+    assert shapes(launcher, settings, ranks) == expected
+
+
+def test_kubernetes_launchers_get_a_name_a_log_and_a_report_per_size():
+    plan = plan_sweep("mpijob", [2], None, {"mpijob_launcher_workers": 2}, "lab-sweep", "/logs")
+    size = plan["sizes"][0]["vars"]
+    assert (size["mpijob_launcher_name"], size["mpijob_launcher_log_path"], size["mpijob_launcher_report_path"]) == (
+        "lab-sweep-2ranks", "/logs/lab-sweep-2ranks.log", "/logs/lab-sweep-2ranks.json")
+
+
+@pytest.mark.parametrize("launcher", sorted(SHAPES))
+def test_the_role_passes_every_variable_the_plan_sets(launcher):
+    """size.yml's include of the launcher sets exactly the plan's variables, and plan.yml probes all of them."""
+    with open(os.path.join(ROLE_TASKS, "size.yml")) as handle:
+        block = yaml.safe_load(handle)[1]["block"]
+    include = [task for task in block if task["ansible.builtin.include_role"]["name"] == "gpuops.cluster.%s_launcher" % launcher]
+    assert sorted(include[0]["vars"]) == written_variables(launcher)
+    with open(os.path.join(ROLE_TASKS, "plan.yml")) as handle:
+        probe = [task for task in yaml.safe_load(handle) if "ansible.builtin.assert" in task][0]["vars"]
+    assert set(written_variables(launcher)) <= set(probe)
+
+
+def test_a_size_the_inventory_cannot_hold_is_refused_naming_the_variables():
+    with pytest.raises(SweepError) as refused:
+        plan_sweep("slurm", [1, 3, 8], None, SLURM, "sweep", "/logs")
+    assert refused.value.problems == [
+        "gpuops_sweep_ranks: got [1, 3, 8] (with slurm_launcher_nodes=2, slurm_launcher_tasks_per_node=2, "
+        "slurm_launcher_gpus_per_node=0); expected sizes that at most 2 node(s) of at most 2 task(s) hold in equal "
+        "shares: 3 rank(s) do not",
+        "gpuops_sweep_ranks: got [1, 3, 8] (with slurm_launcher_nodes=2, slurm_launcher_tasks_per_node=2, "
+        "slurm_launcher_gpus_per_node=0); expected sizes that at most 2 node(s) of at most 2 task(s) hold in equal "
+        "shares: 8 rank(s) do not"]
+    assert placement(6, 2, 4) == (2, 3) and placement(5, 2, 4) is None
+
+
+def test_an_unknown_launcher_and_a_bad_capacity_are_refused():
+    with pytest.raises(SweepError) as refused:
+        plan_sweep("kubectl", [1], None, {}, "sweep", "/logs")
+    assert refused.value.problems == ["gpuops_launcher: got 'kubectl'; expected one of job, mpijob, pod, slurm, ssh, tfjob"]
+    with pytest.raises(SweepError) as refused:
+        plan_sweep("slurm", [1], None, dict(SLURM, slurm_launcher_nodes="two"), "sweep", "/logs")
+    assert refused.value.problems == ["slurm_launcher_nodes: got 'two'; expected a whole number"]
+
+
+@pytest.mark.parametrize("ranks", [[], [0, 1], [1, -2], [1, 2, 2], [1, 2.5], ["one"], "1,2,4", None, [True]])
+def test_bad_sizes_are_refused_naming_the_variable(ranks):
+    sizes, problems = check_ranks(ranks)
+    assert sizes == [] and len(problems) == 1
+    assert problems[0].startswith("gpuops_sweep_ranks: got ")
+
+
+def test_sizes_given_as_strings_by_yaml_are_whole_numbers():
+    assert check_ranks(["4", 1, 2]) == ([1, 2, 4], [])
+
+
+@pytest.mark.parametrize("floors", [0, 1.01, -0.5, "high", [0.8], True, {2: 1.5}, {3: 0.8}, {"two": 0.8}, {2: 0}])
+def test_bad_floors_are_refused_naming_the_variable(floors):
+    found, problems = check_floors(floors, [1, 2, 4])
+    assert found == {} and len(problems) == 1
+    assert problems[0].startswith("gpuops_sweep_min_efficiency: got ")
+    assert "a share above 0 and at most 1" in problems[0]
+
+
+def test_floors_for_every_size_or_by_size():
+    assert check_floors(0.8, [1, 2]) == ({1: 0.8, 2: 0.8}, [])
+    assert check_floors({"4": "0.75", 2: 1}, [1, 2, 4]) == ({4: 0.75, 2: 1.0}, [])
+    assert check_floors(None, [1, 2]) == ({}, [])
+
+
+def test_a_bad_name_is_refused():
+    with pytest.raises(SweepError) as refused:
+        plan_sweep("slurm", [1], None, SLURM, "My Sweep", "/logs")
+    assert refused.value.problems[0].startswith("gpuops_sweep_name: got 'My Sweep'; expected a name of lowercase letters")
