@@ -17,7 +17,7 @@ import sysconfig
 
 def read_stamp(path):
     try:
-        with open(path) as stamp:
+        with open(path, encoding="utf-8") as stamp:
             return json.load(stamp)
     except (OSError, ValueError):
         return {}

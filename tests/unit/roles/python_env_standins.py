@@ -105,7 +105,7 @@ def write_horovod_sdist(folder, version):
         "horovod/torch/CMakeLists.txt": "set(CMAKE_CXX_STANDARD 14)\n",
         "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "standin_backend"\nbackend-path = ["."]\n',
         "standin_backend.py": "VERSION = %r\n" % version + textwrap.dedent(BACKEND),
-        "python_env_standins.py": open(__file__.replace(".pyc", ".py")).read(),
+        "python_env_standins.py": open(__file__.replace(".pyc", ".py"), encoding="utf-8").read(),
     }
     path = os.path.join(folder, "horovod-%s.tar.gz" % version)
     with tarfile.open(path, "w:gz") as sdist:

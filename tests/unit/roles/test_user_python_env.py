@@ -175,9 +175,9 @@ def test_the_sdist_is_compiled_with_the_collections_recipe_and_nccl_from_the_nvi
     site_packages = env_python(tmp_path / "env", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     flags = json.loads(Path(site_packages, "horovod", "build_env.json").read_text())
     nccl = os.path.join(site_packages, "nvidia", "nccl")
-    assert dict((name, flags[name]) for name in ("HOROVOD_WITH_TENSORFLOW", "HOROVOD_WITH_GLOO", "HOROVOD_WITH_MPI",
-                                                  "HOROVOD_GPU_OPERATIONS", "HOROVOD_CUDA_HOME", "HOROVOD_NCCL_LINK",
-                                                  "LDFLAGS", "MAKEFLAGS")) == {
+    compiled_with = ("HOROVOD_WITH_TENSORFLOW", "HOROVOD_WITH_GLOO", "HOROVOD_WITH_MPI", "HOROVOD_GPU_OPERATIONS",
+                     "HOROVOD_CUDA_HOME", "HOROVOD_NCCL_LINK", "LDFLAGS", "MAKEFLAGS")
+    assert dict((name, flags[name]) for name in compiled_with) == {
         "HOROVOD_WITH_TENSORFLOW": "1", "HOROVOD_WITH_GLOO": "1", "HOROVOD_WITH_MPI": "1",
         "HOROVOD_GPU_OPERATIONS": "NCCL", "HOROVOD_CUDA_HOME": str(cuda), "HOROVOD_NCCL_LINK": "SHARED",
         "LDFLAGS": "-Wl,-rpath," + nccl + "/lib", "MAKEFLAGS": "-j2"}
