@@ -25,6 +25,7 @@ LOGS = Path(REPO_ROOT) / "tests" / "unit" / "fixtures" / "training_logs"
 ROLE = Path(REPO_ROOT) / "roles" / "slurm_launcher"
 SUBMIT_TASK = "Write the batch script, submit it and wait for the job"
 
+
 def failing_program(folder):
     """A program that prints the lab's log of a run whose rank was killed, and fails as that run did."""
     path = Path(folder) / "killed.sh"
