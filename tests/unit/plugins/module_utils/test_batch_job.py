@@ -54,6 +54,27 @@ def test_host_network_keeps_the_cluster_dns_and_privilege_and_retries_are_opt_in
     assert (body["spec"]["backoffLimit"], body["spec"]["activeDeadlineSeconds"]) == (2, 600)
 
 
+def test_infiniband_in_the_pod_rdma_resource_ipc_lock_shm_and_host_paths_without_privilege():
+    """RDMA through a device plugin's resource: the pod asks for it beside its GPUs, adds only IPC_LOCK (to pin the
+    memory RDMA registers), and gets the /dev/shm size, the host paths and its data volume; nothing is privileged."""
+    pod = build_batch_job(dict(SINGLE_NODE, shm_size="32Gi", capabilities=["IPC_LOCK", "IPC_LOCK"],
+                               resources={"rdma/rdma_shared_device_a": 1, "memory": "512Gi"},
+                               host_paths=["/dev/infiniband"]))["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    wanted = {"nvidia.com/gpu": "8", "rdma/rdma_shared_device_a": "1", "memory": "512Gi"}
+    assert container["resources"] == {"limits": wanted, "requests": wanted}
+    assert pod["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}},
+                              {"name": "host-path-0", "hostPath": {"path": "/dev/infiniband"}},
+                              {"name": "data", "persistentVolumeClaim": {"claimName": "imagenet"}}]
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"},
+                                         {"name": "host-path-0", "mountPath": "/dev/infiniband"},
+                                         {"name": "data", "mountPath": "/data", "readOnly": True}]
+    # The workers' Job of the job launcher is built the same way: privilege, where asked for, adds to the capability.
+    both = build_batch_job(dict(SINGLE_NODE, privileged=True, capabilities=["IPC_LOCK"]))["spec"]["template"]["spec"]
+    assert both["containers"][0]["securityContext"] == {"privileged": True, "capabilities": {"add": ["IPC_LOCK"]}}
+
+
 def test_image_pull_secrets_are_referenced_by_the_pod_and_a_bad_name_is_refused():
     pod = build_batch_job(dict(SINGLE_NODE, image_pull_secrets=["gpuops-registry"]))["spec"]["template"]["spec"]
     assert pod["imagePullSecrets"] == [{"name": "gpuops-registry"}]

@@ -108,6 +108,32 @@ def test_a_minimal_job_is_one_worker_on_port_2222_and_the_port_host_network_and_
     assert "securityContext" not in ps["containers"][0] and "volumes" not in ps
 
 
+def test_infiniband_in_the_workers_rdma_resource_ipc_lock_shm_and_host_paths_without_privilege():
+    """RDMA through a device plugin's resource: the workers, which hold the GPUs, ask for it beside them, add only
+    IPC_LOCK (to pin the memory RDMA registers), get the /dev/shm size and the host paths; nothing is privileged,
+    and the parameter servers and the chief get none of it."""
+    body = build_tfjob(dict(PS_JOB, gpus_per_worker=8, shm_size="32Gi", capabilities=["IPC_LOCK", "IPC_LOCK"],
+                            resources={"rdma/rdma_shared_device_a": 1, "memory": "512Gi"},
+                            host_paths=["/dev/infiniband"]))
+    specs = body["spec"]["tfReplicaSpecs"]
+    worker = specs["Worker"]["template"]["spec"]
+    container = worker["containers"][0]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    wanted = {"nvidia.com/gpu": "8", "rdma/rdma_shared_device_a": "1", "memory": "512Gi"}
+    assert container["resources"] == {"limits": wanted, "requests": wanted}
+    assert worker["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}},
+                                 {"name": "host-path-0", "hostPath": {"path": "/dev/infiniband"}}]
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"},
+                                         {"name": "host-path-0", "mountPath": "/dev/infiniband"}]
+    for replica_type in ("PS", "Chief"):
+        pod = specs[replica_type]["template"]["spec"]
+        assert "securityContext" not in pod["containers"][0] and "volumes" not in pod, replica_type
+        assert "rdma/rdma_shared_device_a" not in pod["containers"][0].get("resources", {}).get("limits", {})
+    both = build_tfjob(dict(PS_JOB, privileged=True, capabilities=["IPC_LOCK"]))["spec"]["tfReplicaSpecs"]["Worker"]
+    assert both["template"]["spec"]["containers"][0]["securityContext"] == {
+        "privileged": True, "capabilities": {"add": ["IPC_LOCK"]}}
+
+
 def test_image_pull_secrets_are_referenced_by_every_replica_type():
     body = build_tfjob(dict(PS_JOB, image_pull_secrets=["gpuops-registry"]))
     specs = body["spec"]["tfReplicaSpecs"]
