@@ -7,10 +7,14 @@ there to show that a second run builds nothing."""
 import os
 import sys
 
+import pytest
+
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, mode_options, run_playbook
+from gpuops_testlib.versions import pinned
 
 PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "benchmark_image.yml")
-NGC = "nvcr.io/nvidia/tensorflow:24.12-tf2-py3"
+# A site's own framework image, pinned by digest.
+NGC = "nvcr.io/nvidia/pytorch@sha256:" + "0123456789abcdef" * 4
 NAME = "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1"
 PLAN_TASK = "Say what was built"
 CHECK_TASK = "Check the variables before anything changes"
@@ -40,13 +44,33 @@ def test_check_mode_on_a_framework_image_shows_the_containerfile_and_writes_noth
     assert not list(tmp_path.iterdir())
 
 
+def test_without_a_base_the_recipe_builds_from_the_pinned_framework_image(tmp_path):
+    """The default base is versions.yml's NGC TensorFlow image (which cannot be pulled here: check mode only)."""
+    done = _run(tmp_path, check=True, benchmark_image_name=NAME)
+    assert done.rc == 0, done.explain()
+    base = pinned("benchmark_image_base")
+    assert base.startswith("nvcr.io/nvidia/tensorflow:") and base.endswith("-tf2-py3")
+    assert done.result("Write the Containerfile")["diff"][0]["after"].splitlines()[0] == "FROM " + base
+
+
+@pytest.mark.parametrize("base", ["nvcr.io/nvidia/tensorflow", "nvcr.io/nvidia/tensorflow:latest",
+                                  "registry.example.com:5000/ml/tensorflow"])
+def test_a_base_that_is_not_pinned_is_refused_naming_it(tmp_path, base):
+    done = _run(tmp_path, benchmark_image_base=base, benchmark_image_name=NAME)
+    assert done.rc != 0
+    assert done.result(CHECK_TASK)["problems"] == [
+        "benchmark_image_base: got '%s'; expected a framework image pinned by a tag other than latest or by a digest, "
+        "such as nvcr.io/nvidia/tensorflow:24.03-tf2-py3 or nvcr.io/nvidia/tensorflow@sha256:<digest>" % base]
+    assert not list(tmp_path.iterdir())
+
+
 def test_bad_inputs_are_named_before_anything(tmp_path):
-    done = _run(tmp_path, benchmark_image_name="Registry/Bench", benchmark_image_builder="kaniko",
-                benchmark_image_build_jobs=0)
+    done = _run(tmp_path, benchmark_image_base=None, benchmark_image_name="Registry/Bench",
+                benchmark_image_builder="kaniko", benchmark_image_build_jobs=0)
     assert done.rc != 0
     assert done.result(CHECK_TASK)["problems"] == [
         "benchmark_image_base: got null; expected the framework image to build from, such as "
-        "nvcr.io/nvidia/tensorflow:24.12-tf2-py3",
+        "nvcr.io/nvidia/tensorflow:24.03-tf2-py3",
         "benchmark_image_name: got 'Registry/Bench'; expected an image name in lower case with its tag, such as "
         "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1",
         "benchmark_image_build_jobs: got 0; expected a number of compile jobs, 1 or more",
