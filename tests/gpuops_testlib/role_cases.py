@@ -263,3 +263,24 @@ def case_fixtures(work_name, cases, private_vars=None, run_twice=()):
         return render(work_dir, [case for case in cases if case.name in run_twice], private_vars)
 
     return rendered, rendered_again
+
+
+# How a role that runs as a job user decides to become it (slurm_launcher, user_python_env): (case, become, user).
+BECOME_EXPECTED = [("connects_as_the_job_user", False, "alice"), ("job_user_unset", False, "alice"),
+                   ("connects_as_root", True, "alice")]
+
+
+def become_cases(vars_files, job_user_variable, become_variable, user_variable):
+    """run_task_cases' cases that render a role's become decision from its vars files, for BECOME_EXPECTED."""
+    def case(**given):
+        tasks = [{"name": "Vars %d" % number, "ansible.builtin.include_vars": str(path)}
+                 for number, path in enumerate(vars_files)]
+        tasks += [{"name": "The case's variables", "ansible.builtin.set_fact": dict({job_user_variable: None}, **given)},
+                  {"name": "Render", "ansible.builtin.debug": {"msg": {
+                      "become": "{{ %s }}" % become_variable, "user": "{{ %s }}" % user_variable}}}]
+        return tasks, {}
+    return {
+        "connects_as_the_job_user": case(ansible_user="alice", **{job_user_variable: "alice"}),
+        "job_user_unset": case(ansible_user="alice"),
+        "connects_as_root": case(ansible_user="root", **{job_user_variable: "alice"}),
+    }

@@ -18,7 +18,7 @@ import yaml
 
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
 from gpuops_testlib.fake_slurm import write_fake_slurm
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases
 
 VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
 LOGS = Path(REPO_ROOT) / "tests" / "unit" / "fixtures" / "training_logs"
@@ -120,31 +120,14 @@ def test_a_queued_job_of_the_same_name_is_waited_on_not_submitted_again(tmp_path
     assert (tmp_path / "logs" / "training-slurm.log").read_text() == earlier.read_text()
 
 
-def become_cases():
-    def case(**given):
-        tasks = [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-                 {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-                 {"name": "The case's variables", "ansible.builtin.set_fact": given or {"case": "none"}},
-                 {"name": "Render", "ansible.builtin.debug": {"msg": {
-                     "become": "{{ __slurm_launcher_become }}", "user": "{{ __slurm_launcher_job_user }}"}}}]
-        return tasks, {}
-    return {
-        "connects_as_the_job_user": case(ansible_user="alice", slurm_launcher_job_user="alice"),
-        "job_user_unset": case(ansible_user="alice"),
-        "connects_as_root": case(ansible_user="root", slurm_launcher_job_user="alice"),
-    }
-
-
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    return run_task_cases(tmp_path_factory.mktemp("slurm_launcher"), become_cases())
+    return run_task_cases(tmp_path_factory.mktemp("slurm_launcher_become"), become_cases(
+        [ROLE / "defaults" / "main.yml", ROLE / "vars" / "main.yml"],
+        "slurm_launcher_job_user", "__slurm_launcher_become", "__slurm_launcher_job_user"))
 
 
-@pytest.mark.parametrize("case, become, user", [
-    ("connects_as_the_job_user", False, "alice"),
-    ("job_user_unset", False, "alice"),
-    ("connects_as_root", True, "alice"),
-])
+@pytest.mark.parametrize("case, become, user", BECOME_EXPECTED)
 def test_ansible_becomes_the_job_user_only_when_it_connects_as_another(rendered, case, become, user):
     result = rendered[case]
     assert result.rc == 0, result.failures()

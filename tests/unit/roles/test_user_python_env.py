@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, mode_options, run_playbook
-from gpuops_testlib.role_cases import run_task_cases, write_fake_tool
+from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases, write_fake_tool
 from gpuops_testlib.versions import pinned
 import python_env_standins as standins
 
@@ -243,31 +243,14 @@ def test_the_recipe_links_the_nccl_of_a_nvidia_wheel_shared(tmp_path):
     assert flags[-1] == "HOROVOD_NCCL_HOME=%s" % (tmp_path / "nccl")
 
 
-def become_cases():
-    def case(**given):
-        tasks = [{"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-                 {"name": "The case's variables", "ansible.builtin.set_fact": dict(given, user_python_env_job_user=given.get(
-                     "user_python_env_job_user"))},
-                 {"name": "Render", "ansible.builtin.debug": {"msg": {
-                     "become": "{{ __user_python_env_become }}", "user": "{{ __user_python_env_job_user }}"}}}]
-        return tasks, {}
-    return {
-        "connects_as_the_job_user": case(ansible_user="alice", user_python_env_job_user="alice"),
-        "job_user_unset": case(ansible_user="alice"),
-        "connects_as_root": case(ansible_user="root", user_python_env_job_user="alice"),
-    }
-
-
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    return run_task_cases(tmp_path_factory.mktemp("user_python_env_become"), become_cases())
+    return run_task_cases(tmp_path_factory.mktemp("user_python_env_become"), become_cases(
+        [ROLE / "vars" / "main.yml"], "user_python_env_job_user", "__user_python_env_become",
+        "__user_python_env_job_user"))
 
 
-@pytest.mark.parametrize("case, become, user", [
-    ("connects_as_the_job_user", False, "alice"),
-    ("job_user_unset", False, "alice"),
-    ("connects_as_root", True, "alice"),
-])
+@pytest.mark.parametrize("case, become, user", BECOME_EXPECTED)
 def test_ansible_becomes_the_job_user_only_when_it_connects_as_another(rendered, case, become, user):
     result = rendered[case]
     assert result.rc == 0, result.failures()
