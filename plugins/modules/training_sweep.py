@@ -50,8 +50,9 @@ options:
         type: path
   min_efficiency:
     description:
-      - The least scaling efficiency (a share above 0 and at most 1, where 1.0 is linear scaling) for every size, or a
-        mapping of a size to its floor, such as V({2: 0.9, 4: 0.8}). Null for no floor.
+      - "The least scaling efficiency (a share above 0 and at most 1, where 1.0 is linear scaling) for every size, or a
+        mapping of a size to its floor, such as V({2: 0.9, 4: 0.8}), where a size without one has none."
+      - Null for no floor.
     type: raw
   report_path:
     description: Where to write the sweep as JSON (mode 0644). Its directory must exist.

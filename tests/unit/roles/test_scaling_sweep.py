@@ -108,8 +108,8 @@ def test_check_mode_says_what_would_run_and_runs_nothing(tmp_path):
     assert done.rc == 0, done.explain()
     assert calls == [] and not (tmp_path / "logs").exists() and not (tmp_path / "work").exists()
     shown = done.result("Show the sizes that would run (check mode, nothing runs)", "login01")["msg"]
-    assert [line.split(",")[0] for line in shown] == ["1 rank(s): 1 node(s) x 1 task(s)", "2 rank(s): 1 node(s) x 2 task(s)",
-                                                       "4 rank(s): 2 node(s) x 2 task(s)"]
+    assert [line.split(",")[0] for line in shown] == [
+        "1 rank(s): 1 node(s) x 1 task(s)", "2 rank(s): 1 node(s) x 2 task(s)", "4 rank(s): 2 node(s) x 2 task(s)"]
 
 
 def test_bad_sizes_and_floors_are_refused_before_any_job(tmp_path):
