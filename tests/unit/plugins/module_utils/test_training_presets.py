@@ -161,6 +161,21 @@ def test_the_efficiency_floor_is_the_one_of_the_transport_the_log_shows():
     assert inside_a_node["thresholds"]["min_scaling_efficiency"] == 0.69
 
 
+def test_the_infiniband_examples_baseline_lets_the_h100_presets_net_ib_floor_apply():
+    """inventories/examples/dgx-h100-ib gives one GPU's figure, without which the preset's efficiency floor is not
+    applied; with it, a run over InfiniBand is held to the NET/IB floor."""
+    with open(os.path.join(ROOT, "inventories", "examples", "dgx-h100-ib", "group_vars", "all.yml")) as handle:
+        example = yaml.safe_load(handle)
+    report = judge("horovod_pytorch_16gpu_ib_nccl.log", threshold_preset=example["gpuops_training_threshold_preset"],
+                   baseline_img_per_sec=example["gpuops_training_baseline_img_per_sec"],
+                   benchmark_command=["python3", BENCHMARK] + example["mpijob_launcher_benchmark_args"])
+    preset = report["thresholds"]["preset"]
+    assert (preset["name"], preset["precision"]) == ("h100-sxm", "amp")
+    assert (preset["applied"]["min_scaling_efficiency"]["transport"], report["thresholds"]["min_scaling_efficiency"]) == (
+        "NET/IB", 0.72)
+    assert "min_scaling_efficiency" not in preset["not_applied"]
+
+
 def test_cpu_ranks_without_nccl_have_the_labs_floor():
     report = judge("lab_mpi_2node_4rank_tf.log", threshold_preset="cpu-lab", benchmark_command=["python3", BENCHMARK],
                    baseline_img_per_sec=830.6)
