@@ -195,6 +195,9 @@ CASES = {
         line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")]),
     "slurm: an unknown launch method": ("slurm_launcher", ["slurm_launcher_launch=horovodrun"], [
         line("slurm_launcher_launch", "'horovodrun'", "one of srun, mpirun")]),
+    "slurm: an NCCL variable in the launcher's env": ("slurm_launcher", [
+        '{"slurm_launcher_env": {"NCCL_IB_HCA": "mlx5_0", "OMP_NUM_THREADS": "4"}}'], [
+        line("slurm_launcher_env", '{"NCCL_IB_HCA": "mlx5_0", "OMP_NUM_THREADS": "4"}', NCCL_IN_ENV.format("NCCL_IB_HCA"))]),
     "slurm: every problem at once": ("slurm_launcher", [
         "slurm_launcher_work_dir=gpuops", "slurm_launcher_tasks_per_node=0", "slurm_launcher_gpus_per_node=-1",
         "slurm_launcher_time_limit=2h", '{"slurm_launcher_sbatch_options": ["exclusive"]}',
