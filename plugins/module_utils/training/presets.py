@@ -175,7 +175,9 @@ def precision_from_command(command):
         return None, "no benchmark command was given"
     if not any(os.path.basename(token) == BENCHMARK_PROGRAM for token in tokens):
         return None, "the benchmark command does not run %s, whose arguments say it" % BENCHMARK_PROGRAM
-    if any(token.startswith(AMP_FLAG_SHORTEST) and AMP_FLAG.startswith(token) for token in tokens):
+    # --mixed-precision takes an optional fp16 or bf16, given as the next word or after "=".
+    flags = [token.split("=", 1)[0] for token in tokens]
+    if any(flag.startswith(AMP_FLAG_SHORTEST) and AMP_FLAG.startswith(flag) for flag in flags):
         return "amp", "%s in the benchmark command" % AMP_FLAG
     return "fp32", "the benchmark command has no %s" % AMP_FLAG
 

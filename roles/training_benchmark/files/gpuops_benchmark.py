@@ -17,7 +17,15 @@ Launch it with mpirun or horovodrun, one process per device:
     mpirun -np 4 -H node1:2,node2:2 python3 gpuops_benchmark.py --framework tensorflow
     horovodrun --gloo -np 2 -H node1:1,node2:1 python3 gpuops_benchmark.py --model small_cnn
 
-Or without Horovod, with TensorFlow's own distribution (``--distribution tf_config``), in every pod of a
+Or without Horovod, with PyTorch's own distribution (``--distribution ddp``: DistributedDataParallel over NCCL
+on GPUs, Gloo on CPUs), started by torchrun or by mpirun, which then passes the first rank's host and a free port:
+    torchrun --nnodes 2 --nproc_per_node 4 --rdzv-backend c10d --rdzv-endpoint node1:29500 \
+        gpuops_benchmark.py --framework pytorch --distribution ddp
+    mpirun -np 2 -H node1:1,node2:1 -x MASTER_ADDR=node1 -x MASTER_PORT=29500 \
+        python3 gpuops_benchmark.py --framework pytorch --distribution ddp
+NCCL writes its NCCL_DEBUG=INFO lines to the ranks' own output, which the launcher's log keeps.
+
+Or with TensorFlow's own distribution (``--distribution tf_config``), in every pod of a
 Kubeflow TFJob, which sets ``TF_CONFIG``:
 
 * a cluster of workers (and an optional chief) trains synchronously with MultiWorkerMirroredStrategy, each
@@ -38,7 +46,15 @@ import sys
 import timeit
 
 FRAMEWORKS = ("tensorflow", "pytorch")
-DISTRIBUTIONS = ("horovod", "tf_config")
+DISTRIBUTIONS = ("horovod", "tf_config", "ddp")
+# --mixed-precision alone is fp16, as before it took a value.
+MIXED_PRECISIONS = ("fp16", "bf16")
+# Where each launcher of --distribution ddp puts this process's rank: (launcher, rank, world size, local rank,
+# local world size), looked for in this order.
+RANK_ENVIRONMENTS = (
+    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
+    ("mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+)
 # Models both frameworks know under these names; other names are looked up in torchvision.models
 # (PyTorch) or tf.keras.applications (TensorFlow).
 SMALL_CNN = "small_cnn"
@@ -54,8 +70,9 @@ def parse_args(argv=None):
     parser.add_argument("--framework", choices=FRAMEWORKS + ("auto",), default="auto",
                         help="auto: TensorFlow when horovod.tensorflow imports, else PyTorch")
     parser.add_argument("--distribution", choices=DISTRIBUTIONS, default="horovod",
-                        help="horovod (mpirun or horovodrun), or tf_config: TensorFlow's own multi-worker "
-                             "or parameter-server training across the cluster TF_CONFIG describes")
+                        help="horovod (mpirun or horovodrun); tf_config: TensorFlow's own multi-worker "
+                             "or parameter-server training across the cluster TF_CONFIG describes; ddp: PyTorch's "
+                             "DistributedDataParallel (torchrun, or mpirun with MASTER_ADDR and MASTER_PORT)")
     parser.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto",
                         help="auto: one GPU per local rank when the framework sees GPUs, else CPU")
     parser.add_argument("--model", default=None,
@@ -72,8 +89,12 @@ def parse_args(argv=None):
     parser.add_argument("--num-batches-per-iter", type=int, default=5,
                         help="steps timed together as one iteration")
     parser.add_argument("--num-iters", type=int, default=10, help="timed iterations")
-    parser.add_argument("--mixed-precision", action="store_true",
-                        help="float16 compute on GPUs (autocast / Keras mixed_float16)")
+    parser.add_argument("--mixed-precision", nargs="?", const="fp16", choices=MIXED_PRECISIONS, default=None,
+                        help="autocast (PyTorch, with a gradient scaler for fp16) or a Keras mixed policy: fp16 "
+                             "(the default when given alone; GPUs only) or bf16 (GPUs, and CPUs)")
+    parser.add_argument("--channels-last", action="store_true",
+                        help="PyTorch: the model and images in channels-last memory format (TensorFlow's images "
+                             "always are)")
     parser.add_argument("--threads", type=int, default=0,
                         help="CPU threads per rank (0: the host's cores divided among its local ranks)")
     knobs = parser.add_argument_group(
@@ -95,9 +116,47 @@ def parse_args(argv=None):
             parser.error("--%s must be at least 1, got %s" % (name.replace("_", "-"), value))
     if args.num_warmup_batches < 0 or args.threads < 0:
         parser.error("--num-warmup-batches and --threads cannot be negative")
-    if args.distribution == "tf_config" and args.framework == "pytorch":
-        parser.error("--distribution tf_config is TensorFlow's: it needs --framework tensorflow (or auto)")
+    problem = flag_combination_problem(args)
+    if problem:
+        parser.error(problem)
     return args
+
+
+def flag_combination_problem(args):
+    """What makes these flags unable to run together, before any framework is imported."""
+    if args.distribution == "tf_config" and args.framework == "pytorch":
+        return "--distribution tf_config is TensorFlow's: it needs --framework tensorflow (or auto)"
+    if args.distribution == "ddp" and args.framework == "tensorflow":
+        return "--distribution ddp is PyTorch's DistributedDataParallel: it needs --framework pytorch (or auto)"
+    if args.channels_last and (args.framework == "tensorflow" or args.distribution == "tf_config"):
+        return "--channels-last is PyTorch's memory format; TensorFlow's images are channels-last already"
+    knobs = [flag for flag, value in (("--fp16-allreduce", args.fp16_allreduce),
+                                      ("--fusion-threshold-mb", args.fusion_threshold_mb is not None),
+                                      ("--cycle-time-ms", args.cycle_time_ms is not None),
+                                      ("--hierarchical-allreduce", args.hierarchical_allreduce)) if value]
+    if knobs and args.distribution == "ddp":
+        return "%s: Horovod's knobs, which --distribution ddp does not use" % ", ".join(knobs)
+    if args.device == "cpu":
+        return cpu_precision_problem(args)
+    return None
+
+
+def cpu_precision_problem(args):
+    if args.mixed_precision == "fp16":
+        return ("--mixed-precision fp16 needs GPUs: float16 mixed precision is a GPU measurement (tensor cores); "
+                "on CPUs use --mixed-precision bf16, or leave the flag out for fp32")
+    return None
+
+
+def refuse_cpu_precision(args, use_gpu):
+    """Stops a rank whose device turned out to be the CPU (--device auto) before it does any work."""
+    problem = None if use_gpu else cpu_precision_problem(args)
+    if problem:
+        sys.exit("gpuops_benchmark: " + problem)
+
+
+def precision_name(args):
+    return (args.mixed_precision or "fp32") + (", channels-last" if args.channels_last else "")
 
 
 def horovod_environment(args):
@@ -139,6 +198,13 @@ def cpu_threads(args, local_size):
     return max(1, cores // max(1, local_size))
 
 
+def emit(line):
+    """One line in one write: ranks that share a pipe (torchrun's children) would otherwise glue one rank's line
+    to another's before its newline."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 class Reporter(object):
     """Prints Horovod's rank-0 lines (when it leads) and one rank's own lines, in the formats log parsers
     expect. The rank's host is this one unless given (a coordinator reports for its workers)."""
@@ -152,22 +218,22 @@ class Reporter(object):
 
     def leader(self, text):
         if self.leads:
-            print(text, flush=True)
+            emit(text)
 
     def header(self, model, batch_size, framework, args):
         self.leader("Model: %s" % model)
         self.leader("Batch size: %d" % batch_size)
         self.leader("Number of %ss: %d" % (self.device, self.size))
         if args.distribution != "horovod":
-            self.leader("Framework: %s" % framework)
+            self.leader("Framework: %s; precision: %s" % (framework, precision_name(args)))
             return
         knobs = ", ".join("%s=%s" % item for item in sorted(os.environ.items())
                           if item[0].startswith("HOROVOD_") and item[0] in KNOB_VARIABLES)
-        self.leader("Framework: %s; fp16 allreduce: %s; Horovod knobs: %s"
-                    % (framework, "yes" if args.fp16_allreduce else "no", knobs or "defaults"))
+        self.leader("Framework: %s; precision: %s; fp16 allreduce: %s; Horovod knobs: %s"
+                    % (framework, precision_name(args), "yes" if args.fp16_allreduce else "no", knobs or "defaults"))
 
     def rank_iteration(self, number, img_per_sec):
-        print("%sIter #%d: %.1f img/sec per %s" % (self.prefix, number, img_per_sec, self.device), flush=True)
+        emit("%sIter #%d: %.1f img/sec per %s" % (self.prefix, number, img_per_sec, self.device))
 
     def iteration(self, number, img_per_sec):
         self.rank_iteration(number, img_per_sec)
@@ -175,11 +241,10 @@ class Reporter(object):
 
     def rank_summary(self, wall, compute=None):
         mean, confidence = mean_and_confidence(wall)
-        print("%sImg/sec per %s: %.1f +-%.1f" % (self.prefix, self.device, mean, confidence), flush=True)
+        emit("%sImg/sec per %s: %.1f +-%.1f" % (self.prefix, self.device, mean, confidence))
         if compute:
             compute_mean, compute_confidence = mean_and_confidence(compute)
-            print("%sCompute img/sec per %s: %.1f +-%.1f"
-                  % (self.prefix, self.device, compute_mean, compute_confidence), flush=True)
+            emit("%sCompute img/sec per %s: %.1f +-%.1f" % (self.prefix, self.device, compute_mean, compute_confidence))
 
     def totals(self, per_device):
         """Horovod's closing lines from the per-device figure of each iteration."""
@@ -234,23 +299,67 @@ def torch_model(torch, name, num_classes):
     return getattr(models, name)(weights=None, num_classes=num_classes)
 
 
+def torch_uses_gpu(torch, args):
+    use_gpu = args.device == "gpu" or (args.device == "auto" and torch.cuda.is_available())
+    if use_gpu and not torch.cuda.is_available():
+        sys.exit("gpuops_benchmark: --device gpu but PyTorch sees no CUDA device")
+    refuse_cpu_precision(args, use_gpu)
+    return use_gpu
+
+
+class TorchTraining(object):
+    """One rank's model, synthetic batch and precision: what the Horovod and DDP steps share."""
+
+    def __init__(self, torch, args, use_gpu, local_rank, local_size):
+        self.torch = torch
+        self.use_gpu = use_gpu
+        if use_gpu:
+            if torch.cuda.device_count() <= local_rank:
+                sys.exit("gpuops_benchmark: local rank %d needs GPU %d, and PyTorch sees %d GPU(s)"
+                         % (local_rank, local_rank, torch.cuda.device_count()))
+            torch.cuda.set_device(local_rank)
+            self.device = torch.device("cuda", local_rank)
+        else:
+            torch.set_num_threads(cpu_threads(args, local_size))
+            self.device = torch.device("cpu")
+        self.model_name, self.batch_size, image_size = resolve_sizes(args, use_gpu)
+        self.model = torch_model(torch, self.model_name, args.num_classes).to(self.device)
+        self.images = torch.randn(self.batch_size, 3, image_size, image_size, device=self.device)
+        if args.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+            self.images = self.images.contiguous(memory_format=torch.channels_last)
+        self.labels = torch.randint(0, args.num_classes, (self.batch_size,), device=self.device)
+        self.dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.mixed_precision)
+        # bf16 keeps float32's exponent range: only fp16 gradients need scaling to stay above zero.
+        self.scaler = torch_grad_scaler(torch, self.device.type) if args.mixed_precision == "fp16" else None
+
+    def loss(self, model):
+        with self.torch.autocast(device_type=self.device.type, dtype=self.dtype, enabled=self.dtype is not None):
+            return self.torch.nn.functional.cross_entropy(model(self.images), self.labels)
+
+    def backward(self, loss):
+        (self.scaler.scale(loss) if self.scaler else loss).backward()
+
+    def synchronize(self):
+        if self.use_gpu:
+            self.torch.cuda.synchronize()
+
+
+def torch_grad_scaler(torch, device_type):
+    amp = getattr(torch, "amp", None)
+    if amp is not None and hasattr(amp, "GradScaler"):
+        return amp.GradScaler(device_type)
+    return torch.cuda.amp.GradScaler()
+
+
 def run_pytorch(args):
     import torch
     import horovod.torch as hvd
 
+    use_gpu = torch_uses_gpu(torch, args)
     hvd.init()
-    use_gpu = args.device == "gpu" or (args.device == "auto" and torch.cuda.is_available())
-    if use_gpu:
-        if not torch.cuda.is_available():
-            sys.exit("gpuops_benchmark: --device gpu but PyTorch sees no CUDA device")
-        torch.cuda.set_device(hvd.local_rank())
-        device = torch.device("cuda", hvd.local_rank())
-    else:
-        torch.set_num_threads(cpu_threads(args, hvd.local_size()))
-        device = torch.device("cpu")
-    model_name, batch_size, image_size = resolve_sizes(args, use_gpu)
-
-    model = torch_model(torch, model_name, args.num_classes).to(device)
+    training = TorchTraining(torch, args, use_gpu, hvd.local_rank(), hvd.local_size())
+    model, scaler = training.model, training.scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01 * hvd.size())
     compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
@@ -258,25 +367,11 @@ def run_pytorch(args):
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
 
-    images = torch.randn(batch_size, 3, image_size, image_size, device=device)
-    labels = torch.randint(0, args.num_classes, (batch_size,), device=device)
-    mixed = args.mixed_precision and use_gpu
-    scaler = torch.cuda.amp.GradScaler() if mixed else None
-
-    def synchronize():
-        if use_gpu:
-            torch.cuda.synchronize()
-
     def train_step():
         optimizer.zero_grad()
         started = timeit.default_timer()
-        with torch.autocast(device_type=device.type, enabled=mixed):
-            loss = torch.nn.functional.cross_entropy(model(images), labels)
-        if scaler:
-            scaler.scale(loss).backward()
-        else:
-            loss.backward()
-        synchronize()
+        training.backward(training.loss(model))
+        training.synchronize()
         # Backward hooks have queued the allreduces; step() waits for the other ranks.
         computing = timeit.default_timer() - started
         if scaler:
@@ -287,12 +382,90 @@ def run_pytorch(args):
             scaler.update()
         else:
             optimizer.step()
-        synchronize()
+        training.synchronize()
         return computing
 
     reporter = Reporter(hvd.rank(), hvd.size(), "gpu" if use_gpu else "cpu")
-    reporter.header(model_name, batch_size, "PyTorch %s" % torch.__version__, args)
-    run_timed(reporter, args, batch_size, train_step)
+    reporter.header(training.model_name, training.batch_size, "PyTorch %s" % torch.__version__, args)
+    run_timed(reporter, args, training.batch_size, train_step)
+
+
+# --- PyTorch's own distribution (DDP) ------------------------------------------------------------
+
+def ddp_ranks(environ=None):
+    """(launcher, rank, world size, local rank, local world size) from the variables torchrun or mpirun set,
+    refused before any work when neither did or the rendezvous address is missing."""
+    environ = os.environ if environ is None else environ
+    for launcher, rank_name, size_name, local_name, local_size_name in RANK_ENVIRONMENTS:
+        if rank_name not in environ:
+            continue
+        try:
+            rank, size, local_rank = (int(environ[name]) for name in (rank_name, size_name, local_name))
+            local_size = int(environ.get(local_size_name, 1))
+        except (KeyError, ValueError) as error:
+            sys.exit("gpuops_benchmark: --distribution ddp under %s needs whole numbers in %s, %s and %s: %s"
+                     % (launcher, rank_name, size_name, local_name, error))
+        if not 0 <= rank < size or not 0 <= local_rank < max(local_size, 1):
+            sys.exit("gpuops_benchmark: --distribution ddp under %s: rank %d of world size %d (local rank %d of %d) "
+                     "is not a rank of the run" % (launcher, rank, size, local_rank, local_size))
+        missing = [name for name in ("MASTER_ADDR", "MASTER_PORT") if not environ.get(name)]
+        if missing:
+            sys.exit("gpuops_benchmark: --distribution ddp under %s needs MASTER_ADDR (the first rank's host) and "
+                     "MASTER_PORT (a free port there), and %s not set: torchrun sets them; give them to mpirun with "
+                     "-x MASTER_ADDR=host -x MASTER_PORT=29500" % (launcher, " and ".join(missing) + (" is" if len(missing) == 1 else " are")))
+        return launcher, rank, size, local_rank, local_size
+    sys.exit("gpuops_benchmark: --distribution ddp needs the rank variables of torchrun (RANK, WORLD_SIZE, LOCAL_RANK) "
+             "or of mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK), and neither is "
+             "set: start it with torchrun, or with mpirun -x MASTER_ADDR -x MASTER_PORT")
+
+
+def last_bucket_clock(synchronize, allreduce):
+    """A DDP communication hook that all-reduces as DDP's default does, and notes when this rank's last gradient
+    bucket was ready: its own forward and backward passes, without the wait for other ranks that backward() ends
+    with under DDP."""
+    def hook(times, bucket):
+        if bucket.is_last():
+            synchronize()
+            times["ready"] = timeit.default_timer()
+        return allreduce(None, bucket)
+    return hook
+
+
+def run_pytorch_ddp(args):
+    launcher, rank, size, local_rank, local_size = ddp_ranks()
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    use_gpu = torch_uses_gpu(torch, args)
+    training = TorchTraining(torch, args, use_gpu, local_rank, local_size)
+    backend = "nccl" if use_gpu else "gloo"
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=size)
+    try:
+        model = torch.nn.parallel.DistributedDataParallel(training.model, device_ids=[local_rank] if use_gpu else None)
+        times = {}
+        model.register_comm_hook(times, last_bucket_clock(training.synchronize, allreduce_hook))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01 * size)
+
+        def train_step():
+            optimizer.zero_grad()
+            started = timeit.default_timer()
+            training.backward(training.loss(model))
+            computing = times.pop("ready", timeit.default_timer()) - started
+            if training.scaler:
+                training.scaler.step(optimizer)
+                training.scaler.update()
+            else:
+                optimizer.step()
+            training.synchronize()
+            return computing
+
+        reporter = Reporter(rank, size, "gpu" if use_gpu else "cpu")
+        reporter.header(training.model_name, training.batch_size, "PyTorch %s, DistributedDataParallel over %s (%s)"
+                        % (torch.__version__, backend, launcher), args)
+        run_timed(reporter, args, training.batch_size, train_step)
+    finally:
+        dist.destroy_process_group()
 
 
 # --- TensorFlow ----------------------------------------------------------------------------------
@@ -325,11 +498,12 @@ def tensorflow_device(tf, args, gpu_index, local_processes):
                      % (len(gpus), gpu_index))
         tf.config.set_visible_devices(gpus[gpu_index], "GPU")
         tf.config.experimental.set_memory_growth(gpus[gpu_index], True)
-        if args.mixed_precision:
-            tf.keras.mixed_precision.set_global_policy("mixed_float16")
     else:
         tf.config.threading.set_intra_op_parallelism_threads(cpu_threads(args, local_processes))
         tf.config.threading.set_inter_op_parallelism_threads(1)
+    refuse_cpu_precision(args, use_gpu)
+    if args.mixed_precision:
+        tf.keras.mixed_precision.set_global_policy("mixed_float16" if args.mixed_precision == "fp16" else "mixed_bfloat16")
     return use_gpu
 
 
@@ -568,6 +742,9 @@ def main(argv=None):
     args = parse_args(argv)
     if args.distribution == "tf_config":
         run_tensorflow_tf_config(args)
+        return
+    if args.distribution == "ddp":
+        run_pytorch_ddp(args)
         return
     os.environ.update(horovod_environment(args))
     framework = pick_framework(args.framework)

@@ -110,6 +110,8 @@ def test_the_input_check_refuses_an_unknown_preset_before_any_change():
 @pytest.mark.parametrize("command, precision", [
     (MPIRUN + ["--mixed-precision"], "amp"),
     (MPIRUN + ["--mixed"], "amp"),
+    (MPIRUN + ["--mixed-precision", "bf16"], "amp"),
+    (MPIRUN + ["--mixed-precision=bf16"], "amp"),
     (MPIRUN, "fp32"),
     (MPIRUN + ["--fp16-allreduce"], "fp32"),
     (["bash", "-c", "python3 %s --batch-size 256 --mixed-precision" % BENCHMARK], "amp"),
