@@ -9,7 +9,8 @@
 #     FRAMEWORK  tensorflow or pytorch (the binding built; the other is left out)
 #     OUT_DIR    where the wheel is written
 #     PIP...     the pip command of the Python environment that holds the framework, e.g. python3 -m pip
-# Environment: MAKEFLAGS (parallel jobs); CUDA_HOME (default /usr/local/cuda) and NCCL_HOME (a NCCL tarball's
+# Environment: MAKEFLAGS (parallel jobs); HOROVOD_WITHOUT_MPI=1 (a Gloo-only build, for a machine with no MPI, such as
+# bench/gpu_benchmark.sh's bare GPU machine); CUDA_HOME (default /usr/local/cuda) and NCCL_HOME (a NCCL tarball's
 # folder, or the nvidia/nccl folder the nvidia-nccl-cu12 wheel installs; default: the NCCL the CUDA toolkit or the
 # system holds) for the NCCL build.
 #
@@ -29,7 +30,9 @@ build_flags() {
         pytorch) echo HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 ;;
         *) die "FRAMEWORK must be tensorflow or pytorch, got '$1'" ;;
     esac
-    echo HOROVOD_WITH_GLOO=1 HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5
+    local mpi=HOROVOD_WITH_MPI=1
+    if [ "${HOROVOD_WITHOUT_MPI:-}" = 1 ]; then mpi=HOROVOD_WITHOUT_MPI=1; fi
+    echo HOROVOD_WITH_GLOO=1 "$mpi" HOROVOD_WITHOUT_MXNET=1 CMAKE_POLICY_VERSION_MINIMUM=3.5
     if command -v nvcc >/dev/null || [ -x "$cuda_home/bin/nvcc" ]; then
         echo HOROVOD_GPU_OPERATIONS=NCCL "HOROVOD_CUDA_HOME=$cuda_home" ${NCCL_HOME:+"HOROVOD_NCCL_HOME=$NCCL_HOME"}
         if nccl_is_a_wheel; then echo HOROVOD_NCCL_LINK=SHARED; fi
