@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
-
-PROGRAM = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "training_benchmark", "files",
-                       "gpuops_benchmark.py")
+from benchmark_program import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("gpuops_benchmark", PROGRAM)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark()
 
 
 def test_knob_flags_become_horovod_variables(benchmark):

@@ -6,7 +6,6 @@ channels-last, the refusals before any work, and that a DDP run's lines are what
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 
@@ -14,9 +13,9 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
+from benchmark_program import load_benchmark
 
 HERE = os.path.dirname(__file__)
-PROGRAM = os.path.join(HERE, "..", "..", "..", "roles", "training_benchmark", "files", "gpuops_benchmark.py")
 FIXTURES = os.path.join(HERE, "..", "fixtures", "training_logs")
 RENDEZVOUS = {"MASTER_ADDR": "node1", "MASTER_PORT": "29500"}
 TORCHRUN = dict(RENDEZVOUS, RANK="3", WORLD_SIZE="4", LOCAL_RANK="1", LOCAL_WORLD_SIZE="2")
@@ -26,10 +25,7 @@ MPIRUN = dict(RENDEZVOUS, OMPI_COMM_WORLD_RANK="2", OMPI_COMM_WORLD_SIZE="4", OM
 
 @pytest.fixture(scope="module")
 def benchmark():
-    spec = importlib.util.spec_from_file_location("gpuops_benchmark", PROGRAM)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark()
 
 
 def test_the_rank_comes_from_torchrun_or_mpirun(benchmark):
