@@ -344,6 +344,11 @@ class TorchTraining(object):
         if self.use_gpu:
             self.torch.cuda.synchronize()
 
+    def finish_computing(self):
+        """Waits for this rank's own kernels only: the all-reduces run on the communication stream."""
+        if self.use_gpu:
+            self.torch.cuda.current_stream().synchronize()
+
 
 def torch_grad_scaler(torch, device_type):
     amp = getattr(torch, "amp", None)
@@ -444,7 +449,7 @@ def run_pytorch_ddp(args):
     try:
         model = torch.nn.parallel.DistributedDataParallel(training.model, device_ids=[local_rank] if use_gpu else None)
         times = {}
-        model.register_comm_hook(times, last_bucket_clock(training.synchronize, allreduce_hook))
+        model.register_comm_hook(times, last_bucket_clock(training.finish_computing, allreduce_hook))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01 * size)
 
         def train_step():

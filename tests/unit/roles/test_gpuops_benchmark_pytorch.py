@@ -122,3 +122,22 @@ def test_a_real_torchrun_ddp_run_passes_training_report():
     # Rank 0's Horovod-style total agrees with the sum of the ranks' own lines.
     total = report["img_per_sec_total"]
     assert total["source"] == "sum over 2 ranks" and total["reported"] == pytest.approx(total["mean"], rel=0.01)
+
+
+def test_the_compute_clock_stops_when_the_last_gradient_bucket_is_ready(benchmark, monkeypatch):
+    """DDP's backward() waits for every all-reduce; the compute figure stops at this rank's own last gradients."""
+    class Bucket(object):
+        def __init__(self, last):
+            self.last = last
+
+        def is_last(self):
+            return self.last
+
+    synchronized, times = [], {}
+    monkeypatch.setattr(benchmark.timeit, "default_timer", lambda: 12.5)
+    hook = benchmark.last_bucket_clock(lambda: synchronized.append(True), lambda group, bucket: ("allreduced", group, bucket))
+    first = Bucket(last=False)
+    assert hook(times, first) == ("allreduced", None, first)
+    assert not synchronized and not times
+    hook(times, Bucket(last=True))
+    assert synchronized == [True] and times == {"ready": 12.5}
