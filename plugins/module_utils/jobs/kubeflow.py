@@ -2,9 +2,10 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""What the job kinds of the Kubeflow operators (MPIJob, TFJob) share: a name that starts the name of every
-pod and Service of the job, the run policy, and a job given either by the high-level options or as a raw
-definition, never both."""
+"""What the job kinds of the Kubeflow operators (MPIJob, TFJob, PyTorchJob) share: a name that starts the name of
+every pod and Service of the job, the run policy, a job given either by the high-level options or as a raw
+definition, never both, and, for the Training Operator's kinds, their replica specs (the pod of a replica, a failed
+replica that nothing restarts, the container the operator looks for)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,6 +15,7 @@ import copy
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import pod_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import failed_pods, failed_pods_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import is_dns1035_label
 
 CLEAN_POD_POLICIES = ("None", "Running", "All")
@@ -143,3 +145,113 @@ def job_functions(kind, options, defaults, build, check_definition, name_problem
         return namespace, name
 
     return desired_job, job_to_delete
+
+
+# --- The Training Operator's kinds (TFJob, PyTorchJob): replica specs ------------------------------------------
+
+# A failed replica is never restarted: it stays, with its log, and the operator fails the job at once.
+NEVER_RESTARTED = "Never"
+
+
+class ReplicaSpecs(object):
+    """How a Training Operator kind holds its replicas: the spec field (tfReplicaSpecs, pytorchReplicaSpecs), the
+    container the operator looks for (and puts its environment in), the container port it names, and the spec field
+    that lets the job outlive a failed worker (enableDynamicWorker, elasticPolicy)."""
+
+    def __init__(self, field, container_name, port_name, tolerant_field):
+        self.field, self.container_name, self.port_name, self.tolerant_field = (field, container_name, port_name,
+                                                                                 tolerant_field)
+
+    def of(self, job):
+        return ((job or {}).get("spec") or {}).get(self.field) or {}
+
+
+def replica_pod(params, options, volumes, container, port, placed):
+    """The pod of one replica around `container`, listening on `port` (the port the operator names): the host's
+    network when asked, the placement (node_selector, tolerations) when `placed`, the service account, the image pull
+    secrets and `volumes` (a ConfigMap holding the program, datasets). `options` is pod_template.pod_options'."""
+    container["ports"] = [{"name": port[0], "containerPort": port[1]}]
+    pod = {"containers": [container]}
+    if params.get("host_network"):
+        # Each replica binds the port on its node; the cluster's DNS still resolves the Services the operator
+        # names for the replicas.
+        pod["hostNetwork"] = True
+        pod["dnsPolicy"] = "ClusterFirstWithHostNet"
+    if placed and options.node_selector:
+        pod["nodeSelector"] = dict(options.node_selector)
+    if placed and options.tolerations:
+        pod["tolerations"] = copy.deepcopy(options.tolerations)
+    if options.service_account:
+        pod["serviceAccountName"] = options.service_account
+    pod_template.pull_with(pod, options.image_pull_secrets)
+    pod_template.mount(pod, volumes)
+    return pod
+
+
+def replica_spec(count, pod):
+    return {"replicas": count, "restartPolicy": NEVER_RESTARTED, "template": {"spec": pod}}
+
+
+def grant_training_devices(pod, params, options):
+    """What the replicas that hold the GPUs get: /dev/shm, host paths and device access (privilege or capabilities)."""
+    if options.shm:
+        pod_template.mount(pod, [options.shm])
+    pod_template.mount(pod, options.host_paths)
+    pod_template.grant_device_access(pod, params.get("privileged"), options.capabilities)
+
+
+def never_restarted(specs, job):
+    """The replica types (lowercase, as the pods' label has them) whose failed pod fails the job: those with
+    restartPolicy Never, the operator's default, except workers the job may lose (specs.tolerant_field set)."""
+    spec = (job or {}).get("spec") or {}
+    types = set()
+    for replica_type, replica in specs.of(job).items():
+        if (replica or {}).get("restartPolicy") not in (None, NEVER_RESTARTED):
+            continue
+        if replica_type.lower() == "worker" and spec.get(specs.tolerant_field):
+            continue
+        types.add(replica_type.lower())
+    return types
+
+
+def failed_replicas(kind, specs, observation):
+    """Why the job cannot succeed once a replica that is never restarted has failed, or None."""
+    failed = [pod for role in sorted(never_restarted(specs, observation.job))
+              for pod in failed_pods(kind, observation, role)]
+    if not failed:
+        return None
+    roles = sorted(set(kind.pod_role(pod) for pod in failed))
+    return ("{0} pod(s) failed: {1}; their replicas have restartPolicy Never, so the Training Operator does not "
+            "restart them and the {2} cannot succeed".format(" and ".join(roles), failed_pods_text(failed, kind.role_label),
+                                                             kind.kind))
+
+
+def _has_container(replica, name):
+    template = replica.get("template")
+    pod = template.get("spec") if isinstance(template, dict) else None
+    containers = pod.get("containers") if isinstance(pod, dict) else None
+    return isinstance(containers, list) and any(isinstance(container, dict) and container.get("name") == name
+                                                for container in containers)
+
+
+def definition_replicas(specs, kind_name, body, problems):
+    """{replica type in lowercase: count} of a raw definition's replica specs, checking each has the container the
+    operator needs."""
+    spec = body.get("spec")
+    replica_specs = spec.get(specs.field) if isinstance(spec, dict) else None
+    if not isinstance(replica_specs, dict) or not replica_specs:
+        problems.append("definition.spec.{0} is required".format(specs.field))
+        return {}
+    counts = {}
+    for replica_type in sorted(replica_specs):
+        replica, where = replica_specs[replica_type], "definition.spec.{0}.{1}".format(specs.field, replica_type)
+        if not isinstance(replica, dict):
+            problems.append("{0} must be a dict (a replica spec), got {1!r}".format(where, replica))
+            continue
+        count = replica.get("replicas", 1)
+        if isinstance(count, int) and not isinstance(count, bool):
+            counts[replica_type.lower()] = count
+        if not _has_container(replica, specs.container_name):
+            problems.append("{0} has no container named {1}: the Training Operator refuses the {2}".format(
+                where, specs.container_name, kind_name))
+    return counts

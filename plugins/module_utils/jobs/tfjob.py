@@ -24,11 +24,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
-
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import kubeflow, pod_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
-from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import failed_pods, failed_pods_text, operator_failure
+from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import operator_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.kind import (
     KUBEFLOW_JOB_NAME_LABEL,
     KUBEFLOW_JOB_ROLE_LABEL,
@@ -44,8 +42,6 @@ CONTAINER_NAME = "tensorflow"
 # The port the TensorFlow servers listen on, named as the operator looks it up for TF_CONFIG and the Services.
 PORT_NAME = "tfjob-port"
 DEFAULT_PORT = 2222
-# A failed replica is never restarted: it stays, with its log, and the operator fails the job at once.
-RESTART_POLICY = "Never"
 # The job-role label's value on the pod whose log tells the result, and the prefix of the result's log keys.
 MASTER_ROLE = "master"
 
@@ -66,28 +62,11 @@ _CHOICES = (("clean_pod_policy", kubeflow.CLEAN_POD_POLICIES),
             ("success_policy", SUCCESS_POLICIES))
 
 
-def _never_restarted(job):
-    """The replica types (lowercase, as the pods' label has them) whose failed pod fails the job: those with
-    restartPolicy Never, the operator's default. Under enableDynamicWorker the job outlives a failed worker."""
-    spec = (job or {}).get("spec") or {}
-    types = set()
-    for replica_type, replica in (spec.get("tfReplicaSpecs") or {}).items():
-        if (replica or {}).get("restartPolicy") not in (None, RESTART_POLICY):
-            continue
-        if replica_type.lower() == "worker" and spec.get("enableDynamicWorker"):
-            continue
-        types.add(replica_type.lower())
-    return types
+SPECS = kubeflow.ReplicaSpecs("tfReplicaSpecs", CONTAINER_NAME, PORT_NAME, "enableDynamicWorker")
 
 
 def _failed_replicas(observation):
-    failed = [pod for role in sorted(_never_restarted(observation.job)) for pod in failed_pods(TFJOB, observation, role)]
-    if not failed:
-        return None
-    roles = sorted(set(TFJOB.pod_role(pod) for pod in failed))
-    return ("{0} pod(s) failed: {1}; their replicas have restartPolicy Never, so the Training Operator does not "
-            "restart them and the TFJob cannot succeed".format(" and ".join(roles),
-                                                               failed_pods_text(failed, TFJOB.role_label)))
+    return kubeflow.failed_replicas(TFJOB, SPECS, observation)
 
 
 def tfjob_failure(observation):
@@ -129,8 +108,8 @@ def build_tfjob(params):
     problems.extend(name_problems(name, {"chief": int(chief), "worker": max(workers or 1, 1),
                                          "ps": max(parameter_servers, 0)}))
     problems.extend(_option_problems(params, gpu_resource))
-    (env, worker_resources, tolerations, node_selector, shm, host_paths, service_account,
-     pull_secrets, capabilities) = pod_template.pod_options(params, problems)
+    options = pod_template.pod_options(params, problems)
+    worker_resources = options.resources
     ps_resources = pod_template.normalize_resources(params.get("ps_resources"), "ps_resources", problems)
     volumes = pod_template.extra_volumes(params.get("volumes"), problems)
     port = pod_template.port_option(params, "port", 1, problems) or DEFAULT_PORT
@@ -141,25 +120,11 @@ def build_tfjob(params):
 
     def replica(count, resources, placed):
         """A replica spec; `placed`: its pods go where node_selector and tolerations say."""
-        container = pod_template.container(CONTAINER_NAME, params["image"], params["command"], env, resources,
+        container = pod_template.container(CONTAINER_NAME, params["image"], params["command"], options.env, resources,
                                            params.get("image_pull_policy"))
-        container["ports"] = [{"name": PORT_NAME, "containerPort": port}]
-        pod = {"containers": [container]}
-        if params.get("host_network"):
-            # Each replica's server binds the port on its node; the cluster's DNS still resolves the Services
-            # that TF_CONFIG names.
-            pod["hostNetwork"] = True
-            pod["dnsPolicy"] = "ClusterFirstWithHostNet"
-        if placed and node_selector:
-            pod["nodeSelector"] = dict(node_selector)
-        if placed and tolerations:
-            pod["tolerations"] = copy.deepcopy(tolerations)
-        if service_account:
-            pod["serviceAccountName"] = service_account
-        pod_template.pull_with(pod, pull_secrets)
         # Every replica runs the program: each gets the volumes (a ConfigMap holding the program, datasets).
-        pod_template.mount(pod, volumes)
-        return {"replicas": count, "restartPolicy": RESTART_POLICY, "template": {"spec": pod}}
+        return kubeflow.replica_spec(count, kubeflow.replica_pod(params, options, volumes, container,
+                                                                 (PORT_NAME, port), placed))
 
     replica_specs = {"Worker": replica(workers, worker_resources, placed=True)}
     if parameter_servers:
@@ -168,11 +133,8 @@ def build_tfjob(params):
         # The coordinator of ParameterServerStrategy holds no GPU, but runs where the workers may.
         replica_specs["Chief"] = replica(1, {}, placed=True)
     worker_pod = replica_specs["Worker"]["template"]["spec"]
-    if shm:
-        pod_template.mount(worker_pod, [shm])
     # Host paths and privilege are for the devices of the replicas that hold the GPUs.
-    pod_template.mount(worker_pod, host_paths)
-    pod_template.grant_device_access(worker_pod, params.get("privileged"), capabilities)
+    kubeflow.grant_training_devices(worker_pod, params, options)
     if params.get("spread_workers"):
         worker_pod["topologySpreadConstraints"] = [pod_template.one_per_node({KUBEFLOW_JOB_NAME_LABEL: name,
                                                                               KUBEFLOW_REPLICA_TYPE_LABEL: "worker"})]
@@ -186,34 +148,8 @@ def build_tfjob(params):
             "spec": spec}
 
 
-def _has_tensorflow_container(replica):
-    template = replica.get("template")
-    pod = template.get("spec") if isinstance(template, dict) else None
-    containers = pod.get("containers") if isinstance(pod, dict) else None
-    return isinstance(containers, list) and any(isinstance(container, dict) and container.get("name") == CONTAINER_NAME
-                                                for container in containers)
-
-
 def _definition_replicas(body, problems):
-    """{replica type in lowercase: count} of a raw definition's replica specs, checking each."""
-    spec = body.get("spec")
-    replica_specs = spec.get("tfReplicaSpecs") if isinstance(spec, dict) else None
-    if not isinstance(replica_specs, dict) or not replica_specs:
-        problems.append("definition.spec.tfReplicaSpecs is required")
-        return {}
-    counts = {}
-    for replica_type in sorted(replica_specs):
-        replica, where = replica_specs[replica_type], "definition.spec.tfReplicaSpecs." + replica_type
-        if not isinstance(replica, dict):
-            problems.append("{0} must be a dict (a replica spec), got {1!r}".format(where, replica))
-            continue
-        count = replica.get("replicas", 1)
-        if isinstance(count, int) and not isinstance(count, bool):
-            counts[replica_type.lower()] = count
-        if not _has_tensorflow_container(replica):
-            problems.append("{0} has no container named {1}: the Training Operator refuses the TFJob".format(
-                where, CONTAINER_NAME))
-    return counts
+    return kubeflow.definition_replicas(SPECS, KIND, body, problems)
 
 
 def from_definition(definition, name=None, namespace=None):
