@@ -8,8 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The pod options that every job module (gpuops.cluster.mpijob, gpuops.cluster.tfjob, gpuops.cluster.batch_job)
-    # applies to every pod of the job alike (plugins/module_utils/jobs/options.py and jobs/pod_template.py).
+    # The pod options that every job module (gpuops.cluster.mpijob, gpuops.cluster.tfjob, gpuops.cluster.pytorchjob,
+    # gpuops.cluster.batch_job) applies to every pod of the job alike (plugins/module_utils/jobs/options.py and jobs/pod_template.py).
     DOCUMENTATION = r"""
 options:
   image_pull_secrets:

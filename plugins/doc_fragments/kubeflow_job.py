@@ -8,7 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The options that the modules of a Kubeflow operator's job kind (gpuops.cluster.mpijob, gpuops.cluster.tfjob)
+    # The options that the modules of a Kubeflow operator's job kind (gpuops.cluster.mpijob, gpuops.cluster.tfjob,
+    # gpuops.cluster.pytorchjob)
     # document alike: the job's state and namespace, its workers' spread and the operator's run policy
     # (plugins/module_utils/jobs/options.py kubeflow_job_argument_spec and jobs/kubeflow.py), and the GPU
     # resource name, image pull policy and force of every job module.

@@ -68,7 +68,7 @@ def job_argument_spec(**kind_options):
 
 
 def kubeflow_job_argument_spec(**kind_options):
-    """The argument spec of a module for a Kubeflow operator's job kind (MPIJob, TFJob): job_argument_spec's,
+    """The argument spec of a module for a Kubeflow operator's job kind (MPIJob, TFJob, PyTorchJob): job_argument_spec's,
     the options of a job given by workers or as a raw definition, and the kind's own."""
     options = dict(name=dict(type="str"), namespace=dict(type="str"), definition=dict(type="dict"))
     options.update(workers=dict(type="int"), gpus_per_worker=dict(type="int"), spread_workers=dict(type="bool", default=False))
