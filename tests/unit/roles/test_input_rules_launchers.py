@@ -32,6 +32,7 @@ SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
 LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
 SHARE = "a share above 0 and at most 1, such as 0.9"
 PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
+SSH_DDP_ARGS = '["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", "--mixed-precision", "fp16"]'
 NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
                "hosts' /etc/nccl.conf alike")
 
@@ -130,6 +131,38 @@ CASES = {
     "pod: an NCCL variable in the launcher's env": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", '{"pod_launcher_env": {"NCCL_P2P_LEVEL": "NVL"}}'], [
         line("pod_launcher_env", '{"NCCL_P2P_LEVEL": "NVL"}', NCCL_IN_ENV.format("NCCL_P2P_LEVEL"))]),
+    # PyTorch's DDP in the pod: torchrun starts the ranks; the distribution is the role's, Horovod's options have no use.
+    "pod: an unknown distribution": ("pod_launcher", ["pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=mpi"], [
+        line("pod_launcher_distribution", "'mpi'", "one of horovod, ddp")]),
+    "pod: ddp with Horovod's options, fp16 without GPUs, ranks other than torchrun's": ("pod_launcher", [
+        "pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=ddp", "pod_launcher_ranks=2",
+        '{"pod_launcher_benchmark_args": ["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]}',
+        '{"pod_launcher_horovodrun_args": ["--gloo"]}', '{"pod_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}',
+        "gpuops_training_expect_ranks=4"], [
+        line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=2, pod_launcher_gpus=0)",
+             "2, the ranks torchrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave it "
+             "unset to expect that count"),
+        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]',
+             "no --distribution or --framework: with pod_launcher_distribution ddp the role gives --framework pytorch "
+             "--distribution ddp"),
+        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
+             "pod_launcher_distribution='ddp')",
+             "none of Horovod's options (--fp16-allreduce), which DistributedDataParallel does not use"),
+        line("pod_launcher_horovodrun_args", "[\"--gloo\"] (with pod_launcher_distribution='ddp')",
+             "[]: torchrun starts the ranks of ddp, not horovodrun"),
+        line("pod_launcher_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with pod_launcher_distribution='ddp')",
+             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
+        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
+             "pod_launcher_gpus=0)",
+             "no --mixed-precision fp16 while the pod trains on CPUs (no GPU asked for, or --device cpu): float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+    "pod: ddp asked in the program's arguments": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", '{"pod_launcher_benchmark_args": ["--distribution=ddp"]}'], [
+        line("pod_launcher_benchmark_args", '["--distribution=ddp"]', "no --distribution other than horovod; set "
+             "pod_launcher_distribution to ddp for PyTorch's DistributedDataParallel")]),
+    "pod: ddp right values as strings": ("pod_launcher", [
+        "pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=ddp", "pod_launcher_gpus=2",
+        '{"pod_launcher_benchmark_args": ["--mixed-precision", "--channels-last"]}', "gpuops_training_expect_ranks=2"], []),
     "pod: right values as strings": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=0", "pod_launcher_ranks=2",
         "pod_launcher_report_enabled=false", "pod_launcher_privileged=no", "pod_launcher_wait_sleep=2",
@@ -185,6 +218,26 @@ CASES = {
     "ssh: an NCCL variable in the launcher's env": ("ssh_launcher", [
         '{"ssh_launcher_env": {"NCCL_IB_DISABLE": "1"}}'], [
         line("ssh_launcher_env", '{"NCCL_IB_DISABLE": "1"}', NCCL_IN_ENV.format("NCCL_IB_DISABLE"))]),
+    "ssh: ddp with horovodrun, Horovod's options and fp16 on CPUs": ("ssh_launcher", [
+        "ssh_launcher_distribution=ddp", "ssh_launcher_controller=gloo", "ssh_launcher_rdzv_port=0",
+        '{"ssh_launcher_program_args": ["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", '
+        '"--mixed-precision", "fp16"]}', '{"ssh_launcher_env": {"HOROVOD_FUSION_THRESHOLD": "0"}}'], [
+        line("ssh_launcher_rdzv_port", "0", "a port from 1 to 65535, free on the first host, for torchrun's rendezvous"),
+        line("ssh_launcher_program_args", SSH_DDP_ARGS, "no --distribution or --framework: with ssh_launcher_distribution "
+             "ddp the role gives --framework pytorch --distribution ddp"),
+        line("ssh_launcher_program_args", SSH_DDP_ARGS + " (with ssh_launcher_distribution='ddp')",
+             "none of Horovod's options (--cycle-time-ms), which DistributedDataParallel does not use"),
+        line("ssh_launcher_env", "{\"HOROVOD_FUSION_THRESHOLD\": \"0\"} (with ssh_launcher_distribution='ddp')",
+             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
+        line("ssh_launcher_controller", "'gloo' (with ssh_launcher_distribution='ddp')",
+             "mpi, which starts torchrun on each host (gloo is horovodrun's, for Horovod only)"),
+        line("ssh_launcher_program_args", SSH_DDP_ARGS, "no --mixed-precision fp16 with --device cpu: float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+    "ssh: an unknown distribution": ("ssh_launcher", ["ssh_launcher_distribution=nccl"], [
+        line("ssh_launcher_distribution", "'nccl'", "one of horovod, ddp")]),
+    "ssh: ddp right values as strings": ("ssh_launcher", [
+        "ssh_launcher_distribution=ddp", "ssh_launcher_rdzv_port=29500",
+        '{"ssh_launcher_program_args": ["--model", "small_cnn", "--device", "cpu", "--mixed-precision", "bf16"]}'], []),
     "ssh: right values as strings": ("ssh_launcher", [
         "ssh_launcher_slots_per_host=2", "ssh_launcher_slots=1", "ssh_launcher_ssh_port=2222",
         "ssh_launcher_keys_enabled=false", "ssh_launcher_key_cleanup=no", "ssh_launcher_report_enabled=true",

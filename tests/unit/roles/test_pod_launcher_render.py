@@ -1,4 +1,4 @@
-"""The pod_launcher role without a cluster: the horovodrun command rendered from the role's defaults and vars,
+"""The pod_launcher role without a cluster: the horovodrun and torchrun commands rendered from the role's defaults and vars,
 and the role refusing bad variables before any API call.
 
 Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
@@ -33,6 +33,8 @@ CASES = {
     "eight_gpus": render_command({"pod_launcher_gpus": 8, "pod_launcher_benchmark_args": ["--model", "resnet50"],
                                   "pod_launcher_horovodrun_args": ["--timeline-filename", "/tmp/timeline.json"]}),
     "cpu_ranks": render_command({"pod_launcher_ranks": 2}),
+    "ddp": render_command({"pod_launcher_distribution": "ddp", "pod_launcher_gpus": 4,
+                           "pod_launcher_benchmark_args": ["--model", "resnet50", "--mixed-precision", "bf16"]}),
     "bad_counts": run_role(dict(IMAGE, pod_launcher_gpus=-1, pod_launcher_ranks=0)),
     "no_image": run_role({}),
 }
@@ -53,6 +55,13 @@ def test_one_rank_per_gpu_on_localhost_with_the_extra_options_before_the_program
     assert _command(ran, "eight_gpus") == ["horovodrun", "-np", "8", "-H", "localhost:8", "--timeline-filename",
                                            "/tmp/timeline.json", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py",
                                            "--model", "resnet50"]
+
+
+def test_ddp_is_torchrun_standalone_with_one_rank_per_gpu_and_the_distribution_the_role_gives(ran):
+    assert _command(ran, "ddp") == ["python3", "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
+                                    "--nproc-per-node", "4", "--max-restarts", "0",
+                                    "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework", "pytorch",
+                                    "--distribution", "ddp", "--model", "resnet50", "--mixed-precision", "bf16"]
 
 
 def test_cpu_ranks_where_no_gpu_is(ran):
