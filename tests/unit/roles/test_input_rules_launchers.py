@@ -32,6 +32,7 @@ SSHD_PORT = "a port from 1 to 65535 for the workers' sshd"
 LOG_PATH = "an absolute path on the controller for the {0}, such as /var/log/gpuops/training.log"
 SHARE = "a share above 0 and at most 1, such as 0.9"
 PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
+PYTORCHJOB_ARGS = '["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]'
 SSH_DDP_ARGS = '["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", "--mixed-precision", "fp16"]'
 NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
                "hosts' /etc/nccl.conf alike")
@@ -112,6 +113,39 @@ CASES = {
         "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
         "tfjob_launcher_gpus_per_worker=1", "tfjob_launcher_device=cpu", "tfjob_launcher_rerun=yes",
         "tfjob_launcher_wait_timeout=600", "gpuops_training_expect_ranks=4"], []),
+
+    # pytorchjob_launcher: torchrun in every pod, PyTorch only.
+    "pytorchjob: every problem at once": ("pytorchjob_launcher", [
+        "pytorchjob_launcher_workers=0", "pytorchjob_launcher_procs_per_worker=0", "pytorchjob_launcher_port=0",
+        "pytorchjob_launcher_device=tpu", "pytorchjob_launcher_benchmark_source=image"], [
+        line("pytorchjob_launcher_image", "''", "the name of an image with PyTorch (the site's, gpuops_pytorch_image, by "
+             "default) and /opt/gpuops/benchmark/gpuops_benchmark.py"),
+        line("pytorchjob_launcher_workers", "0", "a number of pods, 1 (the master alone) or more"),
+        line("pytorchjob_launcher_procs_per_worker", "0", "a number of ranks per pod, 1 or more, or null for one per GPU"),
+        line("pytorchjob_launcher_device", "'tpu'", "gpu, cpu, or null for gpu with GPUs per pod and cpu without"),
+        line("pytorchjob_launcher_port", "0", "a port from 1 to 65535 for the master's rendezvous")]),
+    "pytorchjob: Horovod's options, the role's flags, fp16 on CPUs, ranks other than pods x ranks": ("pytorchjob_launcher", [
+        "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=0",
+        "pytorchjob_launcher_procs_per_worker=2", "gpuops_training_expect_ranks=2",
+        '{"pytorchjob_launcher_benchmark_args": ["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]}',
+        '{"pytorchjob_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
+        line("gpuops_training_expect_ranks", "2 (with pytorchjob_launcher_workers=2, pytorchjob_launcher_procs_per_worker=2, "
+             "pytorchjob_launcher_gpus_per_worker=0)",
+             "4, the ranks the PyTorchJob runs (2 pods x 2 ranks), or leave it unset to expect that count"),
+        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS, "no --distribution, --framework or --device: the role "
+             "gives --framework pytorch --distribution ddp and --device (pytorchjob_launcher_device)"),
+        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS, "none of Horovod's options (--hierarchical-allreduce), "
+             "which DistributedDataParallel does not use"),
+        line("pytorchjob_launcher_env", '{"HOROVOD_CYCLE_TIME": "1"}',
+             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
+        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS + " (with pytorchjob_launcher_gpus_per_worker=0, "
+             "pytorchjob_launcher_device=null)",
+             "no --mixed-precision fp16 while the pods train on CPUs (no GPU asked for, or the device cpu): float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+    "pytorchjob: right values as strings": ("pytorchjob_launcher", [
+        "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=4",
+        "pytorchjob_launcher_port=29500", "gpuops_training_expect_ranks=8",
+        '{"pytorchjob_launcher_benchmark_args": ["--mixed-precision", "--channels-last"]}'], []),
 
     # pod_launcher
     "pod: fewer than no GPUs": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=-1"], [
