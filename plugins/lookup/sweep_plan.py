@@ -14,8 +14,8 @@ version_added: 0.1.0
 description:
   - Checks a scaling sweep's sizes (O(ranks)), its efficiency floors and its name, then turns each size into the
     variables that the launcher named by O(launcher) reads - nodes and tasks per node for C(slurm), workers and slots
-    for C(mpijob) and C(job), hosts and slots for C(ssh), ranks for C(pod), workers for C(tfjob) - with a run name, a
-    log and a report of its own, and C(gpuops_training_expect_ranks).
+    for C(mpijob) and C(job), hosts and slots for C(ssh), ranks for C(pod), workers for C(tfjob), pods and ranks per
+    pod for C(pytorchjob) - with a run name, a log and a report of its own, and C(gpuops_training_expect_ranks).
   - The launcher's own variables, as the inventory sets them (else the launcher role's defaults), are the most the
     sweep may take; each size takes the fewest nodes (workers, hosts) that hold its ranks in equal shares.
   - Every problem fails the lookup at once, one line each, naming the variable, what it got and what was expected,

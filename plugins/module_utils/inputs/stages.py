@@ -17,7 +17,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets im
 
 STAGES = ("nodes", "gpu_stack", "verify")
 
-LAUNCHERS = ("mpijob", "tfjob", "pod", "job", "ssh", "slurm")
+# Every launcher gpuops_launcher may name; the scaling sweep (training.sweep_plan) places ranks for each of them.
+LAUNCHERS = ("mpijob", "tfjob", "pytorchjob", "pod", "job", "ssh", "slurm")
 # The launchers that run on the hosts of gpuops_training_hosts rather than through the Kubernetes API.
 HOST_LAUNCHERS = ("ssh", "slurm")
 
@@ -156,6 +157,7 @@ PARTS = (
     Part("slurm_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("slurm")),
     Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
     Part("tfjob_launcher", "verify", ("verify",), chosen=_launcher("tfjob")),
+    Part("pytorchjob_launcher", "verify", ("verify",), chosen=_launcher("pytorchjob")),
     Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
     Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
     Part("registry_credentials", "verify", ("verify",),

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import NOT_SET, Problem, convert
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
@@ -54,6 +55,9 @@ SHAPES = {
     "pod": Shape(None, "pod_launcher_ranks", "pod_launcher_gpus", ("pod", "rank"), ("pod_launcher_name",), "log_path"),
     # One rank per TFJob worker, whatever its GPUs.
     "tfjob": Shape("tfjob_launcher_workers", None, None, ("worker", "rank"), ("tfjob_launcher_name",), "log_path"),
+    # Pods of torchrun ranks each (one per GPU unless given).
+    "pytorchjob": Shape("pytorchjob_launcher_workers", "pytorchjob_launcher_procs_per_worker",
+                        "pytorchjob_launcher_gpus_per_worker", ("pod", "rank"), ("pytorchjob_launcher_name",), "log_path"),
 }
 
 
@@ -181,7 +185,7 @@ def plan_sweep(launcher, ranks, floors, settings, name, directory):
     Raises SweepError naming every problem, the variable first."""
     problems = []
     if launcher not in SHAPES:
-        problems.append(Problem([("gpuops_launcher", launcher)], "one of %s" % ", ".join(sorted(SHAPES))).line())
+        problems.append(Problem([("gpuops_launcher", launcher)], "one of %s" % ", ".join(LAUNCHERS)).line())
     sizes, wrong = check_ranks(ranks)
     problems += wrong + check_floors(floors, sizes)[1] + check_name(name)
     if problems:

@@ -374,7 +374,7 @@ NCCL_NUMBERS_GIVEN = ('{"NCCL_DEBUG": "INFO\\nNCCL_ALGO=Ring", "NCCL_IB_GID_INDE
 # (inventory, stage check arguments, {host: its problem lines}); every host the verify stage targets is checked.
 STAGE_CASES = {
     "an unknown launcher": (LAB_INVENTORY, ["gpuops_launcher=bogus"], dict(
-        (host, [line("gpuops_launcher", "'bogus'", "one of mpijob, tfjob, pod, job, ssh, slurm")]) for host in LAB_HOSTS)),
+        (host, [line("gpuops_launcher", "'bogus'", "one of mpijob, tfjob, pytorchjob, pod, job, ssh, slurm")]) for host in LAB_HOSTS)),
     # The Slurm launcher runs on the training hosts (the first submits): they check its variables, localhost does not.
     "the Slurm launcher's nodes": (LAB_INVENTORY, ["gpuops_launcher=slurm", "slurm_launcher_nodes=0"], {
         "localhost": [], "node1": [line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")],

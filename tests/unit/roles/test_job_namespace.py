@@ -12,7 +12,8 @@ INCLUDE = "ansible.builtin.include_role"
 # Each role that makes pods, and the settings of its pods that decide their pod security level.
 POD_ROLES = {
     "mpijob_launcher": ("host_network", "privileged", "capabilities", "host_paths"),
-    "tfjob_launcher": ("privileged", "capabilities", "host_paths"),
+    "tfjob_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
+    "pytorchjob_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
     "pod_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
     "job_launcher": ("host_network", "privileged", "capabilities", "host_paths", "volumes"),
     "gpu_validation": (),

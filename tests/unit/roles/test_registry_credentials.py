@@ -65,7 +65,7 @@ MANIFEST_OBJECTS = [
      "spec": {"template": {"spec": {"nodeSelector": {"nvidia.com/gpu.present": "true"},
                                     "containers": [{"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin"}]}}}},
 ]
-LAUNCHERS = ("mpijob_launcher", "tfjob_launcher", "pod_launcher", "job_launcher", "gpu_validation")
+LAUNCHERS = ("mpijob_launcher", "tfjob_launcher", "pytorchjob_launcher", "pod_launcher", "job_launcher", "gpu_validation")
 
 CASES = {
     # The role itself.
@@ -222,7 +222,7 @@ def test_the_launchers_and_the_smoke_pods_pass_the_secret_to_their_job_module(ra
 
 # The role files, read as YAML: what a run with a real cluster would do, checked where no cluster is.
 
-JOB_MODULES = ("gpuops.cluster.mpijob", "gpuops.cluster.tfjob", "gpuops.cluster.batch_job")
+JOB_MODULES = ("gpuops.cluster.mpijob", "gpuops.cluster.tfjob", "gpuops.cluster.pytorchjob", "gpuops.cluster.batch_job")
 INCLUDE = "ansible.builtin.include_role"
 
 

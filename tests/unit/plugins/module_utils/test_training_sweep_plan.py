@@ -7,6 +7,7 @@ import os
 import pytest
 import yaml
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import (
     SHAPES, SweepError, check_floors, check_ranks, placement, plan_sweep, written_variables,
 )
@@ -59,9 +60,19 @@ def test_gpus_follow_the_ranks_one_per_task_by_default():
      [1, 4], [{"pod_launcher_ranks": 1, "pod_launcher_gpus": 1}, {"pod_launcher_ranks": 4, "pod_launcher_gpus": 4}]),
     ("tfjob", {"tfjob_launcher_workers": 4}, [1, 2, 4],
      [{"tfjob_launcher_workers": 1}, {"tfjob_launcher_workers": 2}, {"tfjob_launcher_workers": 4}]),
+    # Pods of one rank per GPU: a size takes the fewest pods, each keeping a GPU per rank.
+    ("pytorchjob", {"pytorchjob_launcher_workers": 2, "pytorchjob_launcher_procs_per_worker": None,
+                    "pytorchjob_launcher_gpus_per_worker": 4}, [1, 4, 8],
+     [{"pytorchjob_launcher_workers": 1, "pytorchjob_launcher_procs_per_worker": 1, "pytorchjob_launcher_gpus_per_worker": 1},
+      {"pytorchjob_launcher_workers": 1, "pytorchjob_launcher_procs_per_worker": 4, "pytorchjob_launcher_gpus_per_worker": 4},
+      {"pytorchjob_launcher_workers": 2, "pytorchjob_launcher_procs_per_worker": 4, "pytorchjob_launcher_gpus_per_worker": 4}]),
 ])
 def test_each_launcher_gets_its_own_size_variables(launcher, settings, ranks, expected):
     assert shapes(launcher, settings, ranks) == expected
+
+
+def test_every_launcher_the_input_check_knows_has_a_shape():
+    assert sorted(SHAPES) == sorted(LAUNCHERS)
 
 
 def test_kubernetes_launchers_get_a_name_a_log_and_a_report_per_size():
@@ -99,7 +110,8 @@ def test_a_size_the_inventory_cannot_hold_is_refused_naming_the_variables():
 def test_an_unknown_launcher_and_a_bad_capacity_are_refused():
     with pytest.raises(SweepError) as refused:
         plan_sweep("kubectl", [1], None, {}, "sweep", "/logs")
-    assert refused.value.problems == ["gpuops_launcher: got 'kubectl'; expected one of job, mpijob, pod, slurm, ssh, tfjob"]
+    assert refused.value.problems == ["gpuops_launcher: got 'kubectl'; expected one of mpijob, tfjob, pytorchjob, pod, job, ssh, "
+                                       "slurm"]
     with pytest.raises(SweepError) as refused:
         plan_sweep("slurm", [1], None, dict(SLURM, slurm_launcher_nodes="two"), "sweep", "/logs")
     assert refused.value.problems == ["slurm_launcher_nodes: got 'two'; expected a whole number"]
