@@ -469,6 +469,9 @@ def run_pytorch_ddp(args):
         reporter.header(training.model_name, training.batch_size, "PyTorch %s, DistributedDataParallel over %s (%s)"
                         % (torch.__version__, backend, launcher), args)
         run_timed(reporter, args, training.batch_size, train_step)
+        # Every rank has printed its own lines before any exits: a PyTorchJob succeeds, and its logs are read, as
+        # soon as rank 0's pod completes.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
