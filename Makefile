@@ -15,11 +15,14 @@ lab: bootstrap
 lab-down: bootstrap
 	bash tools/lab_down.sh
 
-# After make lab: the lab's Slurm (munge, slurmctld, slurmd) on its nodes, then the benchmark submitted from node1 by
-# the non-root user gpuops across both nodes, judged like the other launchers.
+# After make lab: the lab's Slurm (munge, slurmctld, slurmd) on its nodes, the non-root user gpuops's own Python
+# environment on each node, then a scaling sweep (1, 2 and 4 ranks) submitted from node1 by gpuops, each size judged
+# like the other launchers' runs, and the sweep's table and chart.
 lab-slurm: bootstrap
 	$(ANSIBLE_PLAYBOOK) playbooks/lab_slurm.yml
-	$(ANSIBLE_PLAYBOOK) playbooks/verify_training.yml -e gpuops_launcher=slurm -e gpuops_training_hosts=node1
+	$(ANSIBLE_PLAYBOOK) playbooks/python_env.yml
+	$(ANSIBLE_PLAYBOOK) playbooks/scaling_sweep.yml -e gpuops_launcher=slurm -e gpuops_training_hosts=node1 \
+		-e '{"gpuops_sweep_ranks": [1, 2, 4]}'
 
 test:
 	bash tools/test.sh

@@ -2,8 +2,10 @@
 # Copyright: gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpuops_launcher=slurm on the lab's real Slurm (Debian's 22.05: munge, slurmctld on node1, slurmd on both nodes),
-made by playbooks/lab_slurm.yml on the lab make lab made: the benchmark submitted from node1 by the non-root user
-gpuops across both nodes and judged; a rank killed mid-run; requests Slurm refuses; inputs refused before any job."""
+made by playbooks/lab_slurm.yml on the lab make lab made: the non-root user gpuops's own Python environment on both
+nodes (playbooks/python_env.yml, from the lab's wheelhouse); the benchmark submitted from node1 by gpuops across both
+nodes with that environment and judged; a scaling sweep of 1, 2 and 4 ranks; a rank killed mid-run; requests Slurm
+refuses; inputs refused before any job."""
 
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ from main_job import CACHE_ROOT
 
 LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
 LAB_SLURM = os.path.join(REPO_ROOT, "playbooks", "lab_slurm.yml")
+PYTHON_ENV = os.path.join(REPO_ROOT, "playbooks", "python_env.yml")
+SCALING_SWEEP = os.path.join(REPO_ROOT, "playbooks", "scaling_sweep.yml")
+ENV_PYTHON = "/home/gpuops/venvs/gpuops-horovod/bin/python"
 KEY = os.path.join(CACHE_ROOT, "lab", "slurm", "munge.key")
 JOB_USER = "gpuops"
 RUN_TASK = "Write the batch script, submit it and wait for the job"
@@ -32,10 +37,13 @@ def _on_node1(*argv):
 
 @pytest.fixture(scope="module")
 def lab_slurm(second_run):
+    """The lab's Slurm, then gpuops's own environment on both nodes, which the lab inventory's jobs run with."""
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     first = run_playbook(LAB_SLURM, LAB_INVENTORY, timeout=600)
     assert first.rc == 0, first.explain()
-    return first
+    built = run_playbook(PYTHON_ENV, LAB_INVENTORY, timeout=1200)
+    assert built.rc == 0, built.explain()
+    return first, built
 
 
 def _verify(tmp_path, name, *extra, options=()):
@@ -51,6 +59,7 @@ def _jobs_of(name):
 
 
 def test_slurm_runs_with_a_key_of_the_labs_own_never_printed_and_a_second_run_changes_nothing(lab_slurm):
+    lab_slurm = lab_slurm[0]
     assert oct(os.stat(KEY).st_mode & 0o777) == "0o600"
     with open(KEY, "rb") as handle:
         assert len(handle.read()) == 1024
@@ -65,11 +74,52 @@ def test_slurm_runs_with_a_key_of_the_labs_own_never_printed_and_a_second_run_ch
                                                   [("node1", "mix"), ("node2", "mix")]), idle
 
 
+def test_the_job_users_own_environment_is_built_without_root_verified_and_left_alone_on_a_second_run(lab_slurm):
+    built = lab_slurm[1]
+    for node in ("node1", "node2"):
+        env = built.result("Publish the environment as user_python_env_result", node)["ansible_facts"]["user_python_env_result"]
+        assert env["python"] == ENV_PYTHON and env["cpu_only"] is True, env
+        assert sorted(name.lower() for name in env["controllers"]) == ["gloo", "mpi"], env
+        assert "TensorFlow" in env["horovod_check_build"] and "[X] Gloo" in env["horovod_check_build"], env
+        owner = subprocess.run(["podman", "exec", NODE_CONTAINER_PREFIX + node, "stat", "-c", "%U", ENV_PYTHON],
+                               capture_output=True, text=True, check=False).stdout.strip()
+        assert owner == JOB_USER
+    again = run_playbook(PYTHON_ENV, LAB_INVENTORY, timeout=600)
+    assert again.rc == 0, again.explain()
+    assert again.changed_tasks("node1") == [] and again.changed_tasks("node2") == []
+
+
+def test_a_scaling_sweep_of_one_two_and_four_ranks_through_slurm_reports_each_size_a_table_and_a_chart(
+        lab_slurm, tmp_path):
+    extra_vars = {"gpuops_launcher": "slurm", "gpuops_training_hosts": "node1", "gpuops_sweep_ranks": [1, 2, 4],
+                  "gpuops_sweep_name": "e2e-sweep", "gpuops_sweep_dir": str(tmp_path),
+                  "gpuops_sweep_min_efficiency": {"2": 0.3}}
+    swept = run_playbook(SCALING_SWEEP, LAB_INVENTORY, [json.dumps(extra_vars)], timeout=1500)
+    assert swept.rc == 0, swept.explain()
+    with open(str(tmp_path / "e2e-sweep.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    assert report["passed"] is True, report
+    sizes = {size["ranks"]: size for size in report["sizes"]}
+    assert sorted(sizes) == [1, 2, 4], report
+    assert sizes[1]["scaling_efficiency"] == 1.0, report
+    assert all(size["passed"] and size["img_per_sec_total"] > 0 for size in sizes.values()), report
+    with open(str(tmp_path / "e2e-sweep.png"), "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    printed = swept.result("Print the sweep", "node1")["msg"]
+    summary = printed if isinstance(printed, str) else "\n".join(printed)
+    assert str(tmp_path / "e2e-sweep.png") in summary and str(tmp_path / "e2e-sweep.json") in summary, summary
+    with open(str(tmp_path / "e2e-sweep-4ranks.json"), encoding="utf-8") as handle:
+        four = json.load(handle)
+    assert sorted(set(rank["host"] for rank in four["per_rank"])) == ["node1", "node2"], four["per_rank"]
+    sys.stderr.write("slurm sweep:\n%s\n" % summary)
+
+
 def test_the_benchmark_as_a_non_root_user_across_both_nodes_passes_after_a_check_that_submits_nothing(
         lab_slurm, tmp_path):
     planned = _verify(tmp_path, "e2e-slurm", options=("--check", "--diff"))
     assert planned.rc == 0, planned.explain()
     assert "#SBATCH --nodes=2" in planned.result(RUN_TASK, "node1")["script"]
+    assert ENV_PYTHON in planned.result(RUN_TASK, "node1")["script"]
     assert _jobs_of("e2e-slurm") == []
 
     ran = _verify(tmp_path, "e2e-slurm")
