@@ -159,8 +159,8 @@ class ReplicaSpecs(object):
     that lets the job outlive a failed worker (enableDynamicWorker, elasticPolicy)."""
 
     def __init__(self, field, container_name, port_name, tolerant_field):
-        self.field, self.container_name, self.port_name, self.tolerant_field = (field, container_name, port_name,
-                                                                                 tolerant_field)
+        self.field, self.container_name = field, container_name
+        self.port_name, self.tolerant_field = port_name, tolerant_field
 
     def of(self, job):
         return ((job or {}).get("spec") or {}).get(self.field) or {}

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What user_python_env needs to know of the host, read as the job user with the interpreter the environment is
 made from, printed as JSON. Reads only: the environment's folder and its stamp, conda, the wheelhouse, and what a
 compile of Horovod needs.

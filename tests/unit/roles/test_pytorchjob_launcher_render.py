@@ -18,8 +18,8 @@ def render(role_vars):
     tasks = [
         {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
         {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables", "ansible.builtin.set_fact": dict({"gpuops_pytorch_image": "pytorch:2.5.1"},
-                                                                           **role_vars)},
+        {"name": "The case's variables",
+         "ansible.builtin.set_fact": dict({"gpuops_pytorch_image": "pytorch:2.5.1"}, **role_vars)},
         {"name": "Render", "ansible.builtin.debug": {"msg": {"command": "{{ __pytorchjob_launcher_default_command }}",
                                                              "ranks": "{{ __pytorchjob_launcher_ranks | int }}",
                                                              "image": "{{ pytorchjob_launcher_image }}"}}},

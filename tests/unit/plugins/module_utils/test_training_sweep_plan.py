@@ -110,8 +110,8 @@ def test_a_size_the_inventory_cannot_hold_is_refused_naming_the_variables():
 def test_an_unknown_launcher_and_a_bad_capacity_are_refused():
     with pytest.raises(SweepError) as refused:
         plan_sweep("kubectl", [1], None, {}, "sweep", "/logs")
-    assert refused.value.problems == ["gpuops_launcher: got 'kubectl'; expected one of mpijob, tfjob, pytorchjob, pod, job, ssh, "
-                                       "slurm"]
+    expected = "gpuops_launcher: got 'kubectl'; expected one of mpijob, tfjob, pytorchjob, pod, job, ssh, slurm"
+    assert refused.value.problems == [expected]
     with pytest.raises(SweepError) as refused:
         plan_sweep("slurm", [1], None, dict(SLURM, slurm_launcher_nodes="two"), "sweep", "/logs")
     assert refused.value.problems == ["slurm_launcher_nodes: got 'two'; expected a whole number"]
