@@ -144,14 +144,22 @@ def test_benchmark_runs_across_two_nodes(ssh_lab, controller):
 
 def test_unmet_thresholds_are_all_listed(ssh_lab):
     run_name = "thresholds"
-    result = ssh_lab.verify("gloo", run_name, gpuops_training_expect_ranks=3,
-                            gpuops_training_min_img_per_sec_per_device=1000000)
+    result = ssh_lab.verify("gloo", run_name, gpuops_training_min_img_per_sec_per_device=1000000,
+                            gpuops_training_require_transport=["NET/IB"])
     assert result.rc != 0
     report = ssh_lab.report(run_name)
     assert report["passed"] is False
     assert len(report["failures"]) == 2, report["failures"]
     for failure in report["failures"]:
         assert failure in result.stdout, (failure, tail(result.stdout))
+
+
+def test_expected_ranks_other_than_the_hosts_slots_are_refused_before_the_run(ssh_lab):
+    run_name = "wrong-ranks"
+    result = ssh_lab.verify("gloo", run_name, gpuops_training_expect_ranks=3)
+    assert result.rc != 0
+    assert "gpuops_training_expect_ranks: got 3; expected 2, the ranks the hosts run" in result.stdout, tail(result.stdout)
+    assert not os.path.exists(os.path.join(ssh_lab.logs, run_name + ".log"))
 
 
 def test_check_mode_previews_without_running(ssh_lab):
