@@ -45,7 +45,7 @@ def _jobs():
     return [job["metadata"]["name"] for job in json.loads(done.stdout)["items"]] if done.returncode == 0 else []
 
 
-RUN_TASK = "Run horovodrun in one pod and wait until it succeeds (failing as soon as it fails)"
+RUN_TASK = "Run the ranks in one pod and wait until it succeeds (failing as soon as it fails)"
 
 
 def test_horovodrun_in_one_pod_passes_the_verdict_after_a_check_that_creates_nothing_and_runs_once(

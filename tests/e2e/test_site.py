@@ -337,7 +337,7 @@ def test_single_node_example_plans_horovodrun_on_the_eight_gpus_of_one_dgx_creat
     run, _report, results = _check_run("dgx-openshift", (SINGLE_NODE_POD_JOB,), "verify_training.yml", "all")
     failures = [(task, result.get("msg")) for task, _host, result in results if result.get("failed")]
     assert run.rc == 0 and not failures, "%s\n%s" % (failures, run.output[-3000:])
-    planned = _result(results, "Run horovodrun in one pod and wait until it succeeds (failing as soon as it fails)")
+    planned = _result(results, "Run the ranks in one pod and wait until it succeeds (failing as soon as it fails)")
     pod = planned["job"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["command"][:5] == ["horovodrun", "-np", "8", "-H", "localhost:8"]
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
