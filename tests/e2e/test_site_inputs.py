@@ -20,7 +20,7 @@ SITE = os.path.join(REPO_ROOT, "playbooks", "site.yml")
 CHECK_TASK = "Check the variables of every role this run takes here"
 HOSTS = ("localhost", "node1", "node2")
 NODES = ("node1", "node2")
-LAUNCHERS = "one of mpijob, tfjob, pod, job, ssh, slurm"
+LAUNCHERS = "one of mpijob, tfjob, pytorchjob, pod, job, ssh, slurm"
 # What the API holds that a run could create; a list of uids, so an object made and deleted again shows too.
 KINDS = "namespaces,serviceaccounts,configmaps,secrets,services,deployments,daemonsets,jobs,pods," \
         "mpijobs.kubeflow.org,tfjobs.kubeflow.org"
