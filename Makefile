@@ -1,7 +1,7 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
 ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
 
-.PHONY: lab lab-down lab-slurm test unit sanity lint molecule integration e2e bootstrap node-image
+.PHONY: lab lab-down lab-slurm lab-pytorch test unit sanity lint molecule integration e2e bootstrap node-image
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -23,6 +23,10 @@ lab-slurm: bootstrap
 	$(ANSIBLE_PLAYBOOK) playbooks/python_env.yml
 	$(ANSIBLE_PLAYBOOK) playbooks/scaling_sweep.yml -e gpuops_launcher=slurm -e gpuops_training_hosts=node1 \
 		-e '{"gpuops_sweep_ranks": [1, 2, 4]}'
+
+# After make lab: the PyTorch image (no Horovod) into both nodes' containerd, then a PyTorchJob across them.
+lab-pytorch: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab_pytorch.yml
 
 test:
 	bash tools/test.sh

@@ -9,10 +9,13 @@
 # own version is versions.yml's (tensorflow, torch), the pin the user_python_env role installs too: the
 # requirements file names it as <package>==PINNED.
 #
-#   tools/build_horovod.sh [--framework tensorflow|pytorch] [--dir]
-#     --framework  tensorflow (the lab's default: 280 MB of wheels) or pytorch (PyPI's torch is the
-#                  CUDA build and does not import without its 3+ GB of nvidia-* wheels)
-#     --dir        print the wheelhouse folder this would build, and nothing else
+#   tools/build_horovod.sh [--framework tensorflow|pytorch] [--framework-only] [--dir]
+#     --framework       tensorflow (the lab's default: 280 MB of wheels) or pytorch (PyPI's torch is the
+#                       CUDA build and does not import without its 3+ GB of nvidia-* wheels)
+#     --framework-only  the framework's wheels alone, downloaded and not compiled against (about a minute,
+#                       against about 10 for Horovod's torch build): for DDP-only images, in
+#                       ~/.cache/gpuops/wheels/<framework package>-<version>-py<X.Y>-<hash>/
+#     --dir             print the wheelhouse folder this would build, and nothing else
 # The last line printed is the wheelhouse folder.
 #
 # The compile itself is roles/benchmark_image/files/horovod_wheel.sh, the recipe the benchmark image runs
@@ -30,6 +33,7 @@ build_jobs=${GPUOPS_BUILD_JOBS:-2}
 horovod_version=$(pinned horovod)
 framework=tensorflow
 print_dir_only=false
+framework_only=false
 
 log() { printf '[horovod] %s\n' "$*" >&2; }
 die() { printf 'build_horovod: %s\n' "$*" >&2; exit 1; }
@@ -38,9 +42,10 @@ while [ "$#" -gt 0 ]; do
     case "$1" in
         --framework) framework=${2:-}; shift 2 ;;
         --framework=*) framework=${1#*=}; shift ;;
+        --framework-only) framework_only=true; shift ;;
         --dir) print_dir_only=true; shift ;;
-        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
-        *) die "unknown argument '$1' (expected --framework tensorflow|pytorch, --dir)" ;;
+        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument '$1' (expected --framework tensorflow|pytorch, --framework-only, --dir)" ;;
     esac
 done
 
@@ -73,6 +78,9 @@ build_flags=$(bash "$horovod_wheel" --flags "$framework" | tr '\n' ' ')
 recipe="horovod==$horovod_version cxx17-patch ${build_flags% } python$python_version"
 key_hash=$(cat <(printf '%s\n' "$pinned_requirements") "$build_requirements" <(echo "$recipe") | sha256sum | cut -c1-12)
 key=horovod-$horovod_version-$framework-$framework_version-py$python_version-$key_hash
+if [ "$framework_only" = true ]; then
+    key=$framework_package-$framework_version-py$python_version-$(printf '%s\n' "$pinned_requirements" | sha256sum | cut -c1-12)
+fi
 wheelhouse=$cache_root/wheels/$key
 
 if [ "$print_dir_only" = true ]; then
@@ -88,6 +96,7 @@ fi
 
 # Debian packages the build needs: a C++ compiler, OpenMPI's headers and mpicxx, Python headers.
 build_packages=(g++ make libopenmpi-dev openmpi-bin python3-dev python3-venv)
+[ "$framework_only" = false ] || build_packages=(python3-venv)
 missing=()
 for package in "${build_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -108,10 +117,25 @@ mkdir -p "$staging" "$work/build-tools" "$work/dist"
 printf '%s\n' "$pinned_requirements" >"$work/requirements.txt"
 requirements=$work/requirements.txt
 
-log "downloading the pinned $framework_package $framework_version wheels and the Horovod $horovod_version sdist"
+if [ "$framework_only" = true ]; then
+    log "downloading the pinned $framework_package $framework_version wheels (no Horovod)"
+else
+    log "downloading the pinned $framework_package $framework_version wheels and the Horovod $horovod_version sdist"
+fi
 "$python" -m venv "$work/venv"
 pip=("$work/venv/bin/pip" --disable-pip-version-check --no-input)
 "${pip[@]}" download --quiet --only-binary :all: --no-deps -r "$requirements" -d "$staging"
+if [ "$framework_only" = true ]; then
+    grep -v '^#' "$requirements" >"$staging/requirements.txt"
+    finished=$(date +%s)
+    printf 'framework: %s %s (no Horovod)\npython: %s\nbuilt: %s\ndownload_seconds: %s\n' "$framework_package" \
+        "$framework_version" "$python_version" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$((finished - started))" >"$staging/BUILD-INFO"
+    rm -rf "$wheelhouse"
+    mv "$staging" "$wheelhouse"
+    log "downloaded in $((finished - started)) s: $wheelhouse"
+    echo "$wheelhouse"
+    exit 0
+fi
 "${pip[@]}" download --quiet --only-binary :all: --no-deps -r "$build_requirements" -d "$work/build-tools"
 "${pip[@]}" download --quiet --no-binary :all: --no-deps "horovod==$horovod_version" -d "$work"
 downloaded=$(date +%s)

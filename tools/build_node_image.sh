@@ -9,8 +9,9 @@ mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # The packages a lab node needs for the node roles to converge on it for real: sshd and python3
 # for Ansible, iproute2/ifupdown/kmod/procps for the network and hugepages checks, and containerd,
 # runc, the CNI plugins, iptables and conntrack that make it a real Kubernetes node (the kubelet and
-# kube-proxy come from the kube build).
-node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg,containerd,runc,containernetworking-plugins,iptables,conntrack
+# kube-proxy come from the kube build). bind9-dnsutils gives nslookup, which the Training Operator's PyTorchJob
+# init container runs (the lab names its images as that container's image: Docker Hub's alpine is out of reach).
+node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certificates,gnupg,containerd,runc,containernetworking-plugins,iptables,conntrack,bind9-dnsutils
 # munge, slurmctld, slurmd and the Slurm client (Slurm 22.05) for the lab's Slurm cluster (lab/roles/lab_slurm),
 # installed with apt after debootstrap: munge's set-up needs the base system configured first.
 slurm_packages="munge slurmctld slurmd slurm-client"

@@ -77,7 +77,9 @@ def test_the_training_operator_serves_tfjobs_beside_the_mpi_operator_and_leaves_
         "validator.pytorchjob.training-operator.kubeflow.org", "validator.tfjob.training-operator.kubeflow.org"]
     deployment = json.loads(kubectl("get", "deployment", "-n", "kubeflow", "training-operator", "-o", "json").stdout)
     container = deployment["spec"]["template"]["spec"]["containers"][0]
-    assert container["args"] == ["--enable-scheme=tfjob", "--enable-scheme=pytorchjob"]
+    # The lab names its workload image for the PyTorchJob workers' init container (Docker Hub is out of reach).
+    assert container["args"] == ["--enable-scheme=tfjob", "--enable-scheme=pytorchjob",
+                                 "--pytorch-init-container-image=" + workload_image()]
     assert deployment["status"]["availableReplicas"] == 1
 
 

@@ -44,6 +44,20 @@ def test_check_mode_on_a_framework_image_shows_the_containerfile_and_writes_noth
     assert not list(tmp_path.iterdir())
 
 
+def test_without_horovod_the_image_has_the_framework_and_the_benchmark_and_compiles_nothing(tmp_path):
+    """benchmark_image_horovod false: an image for torchrun and the PyTorchJob launcher, from the base's PyTorch."""
+    done = _run(tmp_path, check=True, benchmark_image_base=NGC, benchmark_image_name=NAME, benchmark_image_framework="pytorch",
+                benchmark_image_horovod=False)
+    assert done.rc == 0, done.explain()
+    containerfile = done.result("Write the Containerfile")["diff"][0]["after"]
+    assert "horovod_wheel.sh" not in containerfile and "import horovod" not in containerfile
+    assert "g++" not in containerfile and "libopenmpi-dev" not in containerfile
+    assert 'RUN python3 -c "import torch as framework; \\\nprint(\'torch\', framework.__version__, \'without horovod\')"' \
+        in containerfile
+    assert containerfile.rstrip().endswith("COPY gpuops_benchmark.py /opt/gpuops/benchmark/gpuops_benchmark.py")
+    assert not list(tmp_path.iterdir())
+
+
 def test_without_a_base_the_recipe_builds_from_the_pinned_framework_image(tmp_path):
     """The default base is versions.yml's NGC TensorFlow image (which cannot be pulled here: check mode only)."""
     done = _run(tmp_path, check=True, benchmark_image_name=NAME)

@@ -172,6 +172,10 @@ CASES = [
      ["training_operator_image_pull_policy=Sometimes"],
      ["training_operator_image_pull_policy: got 'Sometimes'; expected Always, IfNotPresent or Never, or null to keep "
       "the kustomization's"]),
+    ("training operator: an init container image that is no image name", "training_operator",
+     ["training_operator_pytorch_init_image=Alpine 3.10"],
+     ["training_operator_pytorch_init_image: got 'Alpine 3.10'; expected an image name with sh, seq and nslookup, such as "
+      "registry.example.com/mirror/alpine:3.10"]),
     ("training operator: every problem at once", "training_operator",
      ["training_operator_version=1.9.3", "training_operator_kustomize_binary=/nonexistent/kustomize",
       "training_operator_wait_timeout=0", "training_operator_remove_crds=maybe",

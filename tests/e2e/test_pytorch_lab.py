@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PyTorch on the lab make lab made (playbooks/lab_pytorch.yml, make lab-pytorch): the PyTorch image without Horovod
+(PyPI's torch, the CUDA build, training on CPUs) loaded into both nodes' containerd by the image_archive role, and a
+PyTorchJob whose master and worker pods run on node1 and node2, started by torchrun with torch.distributed's Gloo
+across the pod network, judged by the verdict from the pods' own logs. A second run loads and trains nothing again.
+Then the pod launcher's ddp distribution on the same image: torchrun --standalone with two ranks in one pod."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from gpuops_testlib.ansible_run import REPO_ROOT, run_playbook
+from gpuops_testlib.lab_pods import (
+    SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory, kubectl, verify_training, workload_image,
+)
+from main_job import KUBECONFIG, TRAINING_DIR
+
+LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
+LAB_PYTORCH = os.path.join(REPO_ROOT, "playbooks", "lab_pytorch.yml")
+JOB_NAME = "gpuops-pytorchjob"
+
+
+@pytest.fixture(scope="module")
+def lab_pytorch(second_run):
+    """The PyTorch image built (about 3 minutes the first time), loaded into both nodes, and the PyTorchJob run."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    return run_playbook(LAB_PYTORCH, LAB_INVENTORY, timeout=1800)
+
+
+def _pods():
+    listed = kubectl("get", "pods", "-n", "default", "-l", "training.kubeflow.org/job-name=" + JOB_NAME, "-o", "json")
+    return json.loads(listed.stdout)["items"]
+
+
+def test_a_pytorchjob_trains_with_ddp_across_both_nodes_and_passes(lab_pytorch):
+    assert lab_pytorch.rc == 0, lab_pytorch.explain()
+    with open(os.path.join(TRAINING_DIR, "pytorchjob-launcher.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    assert report["passed"] is True and report["ranks"] == 2, report
+    assert report["summary"][0].startswith("verdict:     PASSED (a PyTorchJob (default/gpuops-pytorchjob, torchrun in each "
+                                           "of its 2 pods, PyTorch's DistributedDataParallel))"), report["summary"]
+    # The lab's baseline is TensorFlow's one rank: no scaling figure against it.
+    assert report["summary"][4].startswith("scaling:     not measured"), report["summary"]
+    with open(os.path.join(TRAINING_DIR, "pytorchjob-launcher.log"), encoding="utf-8") as handle:
+        log = handle.read()
+    assert "DistributedDataParallel over gloo (torchrun)" in log and "Total img/sec on 2 CPU(s)" in log, log[-3000:]
+    pods = _pods()
+    placed = sorted((pod["metadata"]["labels"]["training.kubeflow.org/replica-type"], pod["spec"]["nodeName"])
+                    for pod in pods)
+    assert [replica for replica, _node in placed] == ["master", "worker"], placed
+    assert sorted(node for _replica, node in placed) == ["node1", "node2"], placed
+    worker = next(pod for pod in pods if pod["metadata"]["labels"]["training.kubeflow.org/replica-type"] == "worker")
+    # The worker waited for the master's name in the Training Operator's init container, run from the lab's image.
+    init = worker["status"]["initContainerStatuses"][0]
+    assert init["name"] == "init-pytorch" and init["state"]["terminated"]["exitCode"] == 0, init
+    assert worker["spec"]["initContainers"][0]["image"] == workload_image()
+    sys.stderr.write("pytorchjob launcher, DDP across node1 and node2: %s\n" % "\n".join(report["summary"]))
+
+
+def test_a_second_run_loads_nothing_and_keeps_the_verdict(lab_pytorch):
+    assert lab_pytorch.rc == 0, lab_pytorch.explain()
+    again = run_playbook(LAB_PYTORCH, LAB_INVENTORY, timeout=900)
+    assert again.rc == 0, again.explain()
+    assert again.changed_tasks("node1") == [] and again.changed_tasks("node2") == []
+    assert again.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the first time)",
+                        "localhost")["changed"] is False
+
+
+def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod_of_the_pytorch_image(lab_pytorch, tmp_path):
+    """The image lab_pytorch loaded; the role gives the program --framework pytorch --distribution ddp itself."""
+    assert lab_pytorch.rc == 0, lab_pytorch.explain()
+    pytorch_image = lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the "
+                                       "first time)", "localhost")["stdout_lines"][-1]
+    inventory = controller_inventory(tmp_path / "ddp.yml", {
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
+        "pod_launcher_name": "e2e-pod-ddp", "pod_launcher_image": pytorch_image, "pod_launcher_image_pull_policy": "Never",
+        "pod_launcher_distribution": "ddp", "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON,
+        "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK, "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
+        "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+    ran = verify_training(tmp_path, inventory)
+    assert ran.rc == 0, ran.explain()
+    report = json.loads((tmp_path / "cache" / "training" / "e2e-pod-ddp.json").read_text())
+    assert report["passed"] is True and report["ranks"] == 2, report
+    log = (tmp_path / "cache" / "training" / "e2e-pod-ddp.log").read_text()
+    assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
+    sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
