@@ -9,7 +9,8 @@
 #   3 control plane  etcd, kube-*, MPIJob CRD, MPI Operator (playbooks/lab.yml)
 #   4 kube nodes     containerd and a kubelet in node1 and node2, pod network, CoreDNS, the images imported
 #                    into containerd, nvidia.com/gpu advertised (playbooks/lab_kube_nodes.yml)
-#   5 baseline       once per lab: one rank alone on node1 over SSH (the scaling efficiency's baseline)
+#   5 baseline       one rank alone on node1 over SSH (the scaling efficiency's baseline), measured once per
+#                    workload image and inputs and kept across labs in ~/.cache/gpuops/lab-baseline/
 #   6 site.yml       prepare nodes, GPU stack, MPI Operator, verify with an MPIJob whose pods run on the nodes
 #   7 SSH verify     site.yml's verify stage (verify_training.yml, training_summary.yml) with the SSH launcher
 #                    (horovodrun --gloo), a new run each time
@@ -89,13 +90,14 @@ recap_changes() {
 }
 
 # A key of what a stage converges or measures from: the files of the lab and of the collection, the pins,
-# the inventory, and the words given (image names, container IDs).
+# the inventory (hashed once per run: nothing here changes them), and the words given (image names, container IDs).
+tree_hash=""
 inputs_key() {
-    {
-        printf '%s\n' "$@"
-        find lab playbooks roles plugins inventories/lab tools versions.yml -name __pycache__ -prune -o -type f -print0 \
-            | sort -z | xargs -0 sha256sum
-    } | sha256sum | cut -c1-32
+    if [ -z "$tree_hash" ]; then
+        tree_hash=$(find lab playbooks roles plugins inventories/lab tools versions.yml -name __pycache__ -prune -o -type f -print0 \
+            | sort -z | xargs -0 sha256sum | sha256sum)
+    fi
+    printf '%s\n' "$@" "$tree_hash" | sha256sum | cut -c1-32
 }
 
 # unchanged_since STAMP KEY: whether STAMP holds KEY, that is a stage that passed with the same inputs.
@@ -174,12 +176,21 @@ else
     printf '%s\n' "$kube_nodes_key" >"$log_dir/kube_nodes.inputs"
 fi
 
+# One rank alone is a figure of the workload image, the benchmark's arguments and this machine, not of one lab: a
+# new lab takes the one measured with the same inputs (the lab's files and the image) by an earlier lab.
+baseline_cache=$cache_root/lab-baseline/$(inputs_key "$workload_image")
 if [ -s "$training_dir/lab-baseline.json" ]; then
     say "stage 5/7: baseline present (one rank alone on node1, measured when this lab was made)"
+elif [ "${GPUOPS_LAB_CONVERGE:-0}" != 1 ] && [ -s "$baseline_cache/lab-baseline.json" ]; then
+    cp -p "$baseline_cache"/lab-baseline.* "$training_dir/"
+    say "stage 5/7: baseline reused (one rank alone on node1, measured $(date -r "$baseline_cache/lab-baseline.json" '+%Y-%m-%d %H:%M') by a lab of the same inputs; GPUOPS_LAB_CONVERGE=1 measures again)"
 else
     stage 5 "baseline (one rank alone on node1 over SSH)" baseline \
         "${playbook[@]}" playbooks/verify_training.yml -e '{"gpuops_launcher": "ssh", "gpuops_training_hosts": "node1",
             "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1}'
+    rm -rf "$cache_root/lab-baseline"
+    mkdir -p "$baseline_cache"
+    cp -p "$training_dir"/lab-baseline.* "$baseline_cache/"
 fi
 
 stage 6 "site.yml (nodes, gpu_stack, mpi_operator, training_operator, verify with an MPIJob in real pods)" site \
