@@ -15,7 +15,7 @@ node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certi
 # munge, slurmctld, slurmd and the Slurm client (Slurm 22.05) for the lab's Slurm cluster (lab/roles/lab_slurm),
 # installed with apt after debootstrap: munge's set-up needs the base system configured first.
 slurm_packages="munge slurmctld slurmd slurm-client"
-image_key=$(printf '%s\n' "bookworm" "$node_packages" "$slurm_packages" | sha256sum | cut -c1-12)
+image_key=$(printf '%s\n' "bookworm" "$node_packages" "$slurm_packages" "package lists kept" | sha256sum | cut -c1-12)
 image_name=${GPUOPS_NODE_IMAGE:-localhost/gpuops-node:debian12-$image_key}
 tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
 
@@ -62,7 +62,9 @@ if [ ! -s "$tarball" ]; then
     rm -f "$rootfs"/etc/ssh/ssh_host_*
     # Each lab makes its own munge key (lab/roles/lab_slurm): none is shared through the image.
     rm -f "$rootfs"/etc/munge/munge.key
-    rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/archives/*.deb
+    # The package lists stay, as on an installed server: an apt-get update on a node of this image (the molecule
+    # scenarios') fetches only what changed instead of all of Debian's lists. Images built FROM it may drop them.
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb
     tar -C "$rootfs" -cf "$tarball.partial" .
     mv "$tarball.partial" "$tarball"
     log "rootfs archived in $(( $(date +%s) - started )) s: $tarball"
