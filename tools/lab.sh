@@ -17,8 +17,8 @@
 #
 # Every ansible-playbook's full output goes to ~/.cache/gpuops/lab/logs/<stage>.log; the terminal shows
 # each play as it starts and, every 30 s, the task still running. A second run builds and creates
-# nothing, and site.yml reports changed=0 on every host. Stage 4 runs again only when its inputs changed
-# (the lab's and the collection's files, the images) or a node is not Ready; stage 7 trains again only when
+# nothing, and site.yml reports changed=0 on every host. Stages 2 to 4 run again only when their inputs changed
+# (the lab's and the collection's files, the images) or what they made is not running or not Ready; stage 7 trains again only when
 # its inputs or the nodes changed, and otherwise shows the verdict measured then. GPUOPS_LAB_CONVERGE=1
 # runs both anyway. tools/lab_down.sh removes the lab. GPUOPS_CACHE moves the cache (default ~/.cache/gpuops).
 set -euo pipefail
@@ -105,6 +105,19 @@ unchanged_since() {
     [ "${GPUOPS_LAB_CONVERGE:-0}" != 1 ] && [ -s "$1" ] && [ "$(cat "$1")" = "$2" ]
 }
 
+# Whether both lab node containers run, from this workload image.
+lab_nodes_running() {
+    local running
+    running=$(podman ps --filter name=gpuops-lab-node --filter status=running --format '{{.Names}} {{.Image}}' | sort)
+    [ "$running" = "$(printf 'gpuops-lab-node1 %s\ngpuops-lab-node2 %s' "$workload_image" "$workload_image")" ]
+}
+
+# Whether the control plane's API server answers ready.
+control_plane_ready() {
+    "$(bash tools/build_kube_binaries.sh --print-dir)/kubectl" --kubeconfig "$lab_dir/control-plane/kubeconfig" \
+        --request-timeout=5s get --raw=/readyz >/dev/null 2>&1
+}
+
 # Whether both lab nodes are Kubernetes nodes that are Ready and report the hugepages pool as it is now (a kubelet
 # reads it only when it starts, and stage 4 restarts a kubelet whose figure is stale), and the cluster DNS runs.
 kube_nodes_ready() {
@@ -156,11 +169,27 @@ workload_image=$(tail -n 1 "$log_dir/images.log")
 podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
 say "  workload image: $workload_image"
 
-stage 2 "lab nodes (podman containers, SSH)" lab_nodes \
-    "${playbook[@]}" playbooks/lab_nodes.yml -e "lab_nodes_image=$workload_image"
+# Stages 2 and 3 are skipped, as stage 4 is, when their inputs are those of their last passing run and what they
+# make still runs.
+lab_nodes_key=$(inputs_key "$workload_image")
+if unchanged_since "$log_dir/lab_nodes.inputs" "$lab_nodes_key" && lab_nodes_running; then
+    say "stage 2/7: lab nodes unchanged (same inputs as when last made, node1 and node2 running the workload image)"
+else
+    rm -f "$log_dir/lab_nodes.inputs"
+    stage 2 "lab nodes (podman containers, SSH)" lab_nodes \
+        "${playbook[@]}" playbooks/lab_nodes.yml -e "lab_nodes_image=$workload_image"
+    printf '%s\n' "$lab_nodes_key" >"$log_dir/lab_nodes.inputs"
+fi
 
-stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI Operator)" control_plane \
-    "${playbook[@]}" playbooks/lab.yml
+control_plane_key=$(inputs_key control-plane)
+if unchanged_since "$log_dir/control_plane.inputs" "$control_plane_key" && control_plane_ready; then
+    say "stage 3/7: control plane unchanged (same inputs as when last made, the API server ready)"
+else
+    rm -f "$log_dir/control_plane.inputs"
+    stage 3 "control plane (etcd, kube-apiserver, controller manager, scheduler, MPI Operator)" control_plane \
+        "${playbook[@]}" playbooks/lab.yml
+    printf '%s\n' "$control_plane_key" >"$log_dir/control_plane.inputs"
+fi
 
 mpi_operator_image=$(bash tools/build_mpi_operator_image.sh --name)
 training_operator_image=$(bash tools/build_training_operator_image.sh --name)
