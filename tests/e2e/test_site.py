@@ -89,7 +89,9 @@ def test_first_run_creates_the_lab_and_passes_through_both_launchers(first_run):
     assert first_run.rc == 0, first_run.explain()
     _headline(first_run.output)
     for number in range(1, 8):
-        assert re.search(r"stage %d/7: .*(done in \S+|present)" % number, first_run.output), number
+        assert re.search(r"stage %d/7: .*(done in \S+|present)" % number, first_run.output) or (
+            # A lab of the same inputs measured the one-rank baseline before; it is kept across teardowns.
+            number == 5 and "stage 5/7: baseline reused (" in first_run.output), number
     _check_launchers()
     recap = _site_recap()
     assert sorted(recap) == ["localhost", "node1", "node2"]
