@@ -90,3 +90,34 @@ def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod_of_the_pytorch_image
     log = (tmp_path / "cache" / "training" / "e2e-pod-ddp.log").read_text()
     assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
     sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
+
+
+def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, tmp_path):
+    """mpijob_launcher_distribution ddp: no torchrun; mpirun starts each rank over the operator's SSH, and the
+    program reads its rank from Open MPI's variables and meets rank 0 on the first worker by its Service name."""
+    assert lab_pytorch.rc == 0, lab_pytorch.explain()
+    pytorch_image = lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the "
+                                       "first time)", "localhost")["stdout_lines"][-1]
+    inventory = controller_inventory(tmp_path / "mpijob-ddp.yml", {
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": "default",
+        "mpijob_launcher_name": "e2e-mpijob-ddp", "mpijob_launcher_image": pytorch_image,
+        "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_distribution": "ddp",
+        "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "mpijob_launcher_python": WORKLOAD_PYTHON,
+        "mpijob_launcher_benchmark_path": WORKLOAD_BENCHMARK, "mpijob_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
+        "mpijob_launcher_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+    ran = verify_training(tmp_path, inventory)
+    assert ran.rc == 0, ran.explain()
+    report = json.loads((tmp_path / "cache" / "training" / "e2e-mpijob-ddp.json").read_text())
+    assert report["passed"] is True and report["ranks"] == 2, report
+    lines = dict(line.split(":", 1) for line in report["summary"])
+    assert lines["verdict"].strip().startswith("PASSED (an MPIJob (default/e2e-mpijob-ddp, each rank started by mpirun, "
+                                               "PyTorch's DistributedDataParallel))"), lines
+    assert lines["transport"].strip() == "no NCCL: CPU ranks, Gloo over TCP", lines
+    log = (tmp_path / "cache" / "training" / "e2e-mpijob-ddp.log").read_text()
+    assert "DistributedDataParallel over gloo (mpirun)" in log, log[-3000:]
+    events = json.loads(kubectl("get", "events", "-n", "default", "--field-selector", "reason=Scheduled",
+                                "-o", "json").stdout)["items"]
+    placed = sorted(event["message"].rsplit(" to ", 1)[1] for event in events
+                    if "default/e2e-mpijob-ddp-worker-" in event["message"])
+    assert placed == ["node1", "node2"], placed
+    sys.stderr.write("mpijob launcher, DDP started by mpirun on node1 and node2: %s\n" % "\n".join(report["summary"]))

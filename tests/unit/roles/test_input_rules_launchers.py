@@ -34,6 +34,7 @@ SHARE = "a share above 0 and at most 1, such as 0.9"
 PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
 PYTORCHJOB_ARGS = '["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]'
 SSH_DDP_ARGS = '["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", "--mixed-precision", "fp16"]'
+MPIJOB_DDP_ARGS = '["--distribution", "ddp", "--fusion-threshold-mb", "64", "--mixed-precision", "fp16"]'
 NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
                "hosts' /etc/nccl.conf alike")
 
@@ -79,6 +80,31 @@ CASES = {
               "Linux capabilities in capitals without their CAP_ prefix, such as [IPC_LOCK]"),
          line("mpijob_launcher_env", '{"HOROVOD_CYCLE_TIME": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"}',
               NCCL_IN_ENV.format("NCCL_DEBUG, NCCL_IB_HCA"))]),
+    "mpijob: ddp with its own distribution, Horovod's options and fp16 on CPUs": ("mpijob_launcher", [
+        "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=ddp", "mpijob_launcher_master_port=70000",
+        '{"mpijob_launcher_benchmark_args": ["--distribution", "ddp", "--fusion-threshold-mb", "64", "--mixed-precision", "fp16"]}',
+        '{"mpijob_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
+        line("mpijob_launcher_master_port", "70000",
+             "a port from 1 to 65535, free on the first worker, for torch.distributed's store"),
+        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS, "no --distribution or --framework: with "
+             "mpijob_launcher_distribution ddp the role gives --framework pytorch --distribution ddp"),
+        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_distribution='ddp')",
+             "none of Horovod's options (--fusion-threshold-mb), which DistributedDataParallel does not use"),
+        line("mpijob_launcher_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with mpijob_launcher_distribution='ddp')",
+             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
+        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_gpus_per_worker=0)",
+             "no --mixed-precision fp16 while the workers train on CPUs (no GPU asked for, or --device cpu): float16 "
+             "mixed precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+    "mpijob: an unknown distribution": ("mpijob_launcher", [
+        "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=torchrun"], [
+        line("mpijob_launcher_distribution", "'torchrun'", "one of horovod, ddp")]),
+    "mpijob: ddp in the arguments of a horovod run": ("mpijob_launcher", [
+        "mpijob_launcher_image=pytorch:2.13", '{"mpijob_launcher_benchmark_args": ["--distribution", "ddp"]}'], [
+        line("mpijob_launcher_benchmark_args", '["--distribution", "ddp"]', "no --distribution other than horovod; set "
+             "mpijob_launcher_distribution to ddp for PyTorch's DistributedDataParallel")]),
+    "mpijob: ddp right values as strings": ("mpijob_launcher", [
+        "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=ddp", "mpijob_launcher_master_port=29500",
+        '{"mpijob_launcher_benchmark_args": ["--model", "resnet50", "--device", "cpu", "--mixed-precision", "bf16"]}'], []),
     "mpijob: a relative verify_training_log_path": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "verify_training_log_path=training.log"], [
         line("verify_training_log_path", "'training.log'", LOG_PATH.format("benchmark log"))]),

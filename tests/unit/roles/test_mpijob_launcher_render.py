@@ -42,6 +42,10 @@ CASES = {
                                     "mpijob_launcher_slots_per_worker": 2}),
     "host_network": render_commands({"mpijob_launcher_host_network": True, "mpijob_launcher_ssh_port": 2022}),
     "host_network_default_port": render_commands({"mpijob_launcher_host_network": True}),
+    "ddp": render_commands({"mpijob_launcher_distribution": "ddp", "mpijob_launcher_name": "bench",
+                            "mpijob_launcher_namespace": "ml", "mpijob_launcher_benchmark_args": ["--model", "resnet50"]}),
+    "ddp_host_network": render_commands({"mpijob_launcher_distribution": "ddp", "mpijob_launcher_host_network": True,
+                                         "mpijob_launcher_master_port": 29600}),
     "port_too_high": validate({"mpijob_launcher_ssh_port": 65536}),
     "port_not_a_number": validate({"mpijob_launcher_ssh_port": "ssh"}),
     "port_highest": validate({"mpijob_launcher_ssh_port": 65535}),
@@ -81,6 +85,22 @@ def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, 
     assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p " + port,
                                                                             "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
                                     + PROGRAM)
+
+
+def test_ddp_ranks_are_started_by_mpirun_and_told_the_first_workers_name_under_the_jobs_service(ran):
+    rendered = commands(ran, "ddp")
+    assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS
+                                    + ["-x", "PATH", "-x", "LD_LIBRARY_PATH",
+                                       "-x", "MASTER_ADDR=bench-worker-0.bench.ml.svc", "-x", "MASTER_PORT=29500"]
+                                    + PROGRAM + ["--framework", "pytorch", "--distribution", "ddp", "--model", "resnet50"])
+    assert rendered["worker"] == ["/usr/sbin/sshd", "-De"]
+    # With host networking the Service names the node's address, and mpirun still reaches sshd on its own port.
+    rendered = commands(ran, "ddp_host_network")
+    assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p 2222",
+                                                                            "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+                                    + ["-x", "MASTER_ADDR=gpuops-benchmark-worker-0.gpuops-benchmark.default.svc",
+                                       "-x", "MASTER_PORT=29600"]
+                                    + PROGRAM + ["--framework", "pytorch", "--distribution", "ddp"])
 
 
 @pytest.mark.parametrize("case, problem", [
