@@ -1,7 +1,7 @@
 # Entry points; each target is a thin call to a script or playbook so the same steps run by hand.
 ANSIBLE_PLAYBOOK = .venv/bin/ansible-playbook -i inventories/lab
 
-.PHONY: lab lab-down lab-slurm lab-pytorch test unit sanity lint molecule integration e2e bootstrap node-image
+.PHONY: lab lab-down lab-slurm lab-pytorch lab-pytorch-horovod test unit sanity lint molecule integration e2e pytorch-horovod bootstrap node-image
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -28,10 +28,13 @@ lab-slurm: bootstrap
 lab-pytorch: bootstrap
 	$(ANSIBLE_PLAYBOOK) playbooks/lab_pytorch.yml
 
+lab-pytorch-horovod: bootstrap
+	$(ANSIBLE_PLAYBOOK) playbooks/lab_pytorch_horovod.yml
+
 test:
 	bash tools/test.sh
 
-unit sanity lint molecule integration e2e:
+unit sanity lint molecule integration e2e pytorch-horovod:
 	bash tools/test.sh $@
 
 # Lab control plane (etcd, kube-*, kwok fake nodes, MPI Operator) built from the Go module proxy; see docs/lab.md.

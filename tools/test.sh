@@ -5,13 +5,15 @@
 # Pass tier names to run only those: tools/test.sh unit lint. Named tiers run only when named:
 #   molecule  the node roles' scenarios on fresh lab node containers (docs/development.md says what they
 #             alone cover; make lab's site.yml converges the same roles on the lab nodes, twice, in e2e)
+#   pytorch-horovod  PyTorch through Horovod, and DDP over SSH, on the lab (make lab-pytorch-horovod): Horovod's
+#             compile against torch (about 10 minutes once) would take the cold test command past its budget
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
 default_tiers=(unit sanity lint integration e2e)
-named_tiers=(molecule)
+named_tiers=(molecule pytorch-horovod)
 if [ "$#" -gt 0 ]; then tiers=("$@"); else tiers=("${default_tiers[@]}"); fi
 for tier in "${tiers[@]}"; do
     case " ${default_tiers[*]} ${named_tiers[*]} " in
@@ -99,9 +101,13 @@ run_e2e() {
     pytest -q -p no:cacheprovider --durations=20 tests/e2e
 }
 
+run_pytorch_horovod() {
+    pytest -q -p no:cacheprovider --durations=10 tests/pytorch_horovod
+}
+
 for tier in "${tiers[@]}"; do
     banner "$tier"
     started=$(date +%s)
-    "run_$tier"
+    "run_${tier//-/_}"
     printf '=== %s passed in %s s ===\n' "$tier" "$(( $(date +%s) - started ))"
 done
