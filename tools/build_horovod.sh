@@ -13,7 +13,7 @@
 #     --framework       tensorflow (the lab's default: 280 MB of wheels) or pytorch (PyPI's torch is the
 #                       CUDA build and does not import without its 3+ GB of nvidia-* wheels)
 #     --framework-only  the framework's wheels alone, downloaded and not compiled against (about a minute,
-#                       against about 10 for Horovod's torch build): for DDP-only images, in
+#                       against about 4 for Horovod's torch build): for DDP-only images, in
 #                       ~/.cache/gpuops/wheels/<framework package>-<version>-py<X.Y>-<hash>/
 #     --dir             print the wheelhouse folder this would build, and nothing else
 # The last line printed is the wheelhouse folder.
@@ -144,7 +144,7 @@ log "installing the build environment"
 "${pip[@]}" install --quiet --no-index --find-links "$staging" --find-links "$work/build-tools" \
     -r "$requirements" -r "$build_requirements"
 
-log "compiling Horovod against $framework_package $framework_version with $build_jobs jobs (about 10 minutes on 2 cores)"
+log "compiling Horovod against $framework_package $framework_version with $build_jobs jobs (about 4 minutes on 2 cores)"
 compile_log=$work/compile.log
 # The collection's one Horovod recipe (its sdist fixes and build flags), which the benchmark image runs too.
 if ! MAKEFLAGS="-j$build_jobs" PATH="$work/venv/bin:$PATH" bash "$horovod_wheel" \

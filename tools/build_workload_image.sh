@@ -9,7 +9,7 @@
 #   tools/build_workload_image.sh [--framework tensorflow|pytorch] [--no-horovod] [--name]
 #     --no-horovod  the framework and the benchmark only (benchmark_image_horovod: false), from the framework's
 #                   wheels alone (tools/build_horovod.sh --framework-only): the PyTorch image DDP runs from, built
-#                   without Horovod's 10-minute compile against torch; its tag is <framework>-ddp-<hash>
+#                   without Horovod's 4-minute compile against torch; its tag is <framework>-ddp-<hash>
 #     --name        print the image name this would build, and nothing else (builds nothing)
 # The last line printed is the image name.
 set -euo pipefail

@@ -6,7 +6,8 @@
 #   molecule  the node roles' scenarios on fresh lab node containers (docs/development.md says what they
 #             alone cover; make lab's site.yml converges the same roles on the lab nodes, twice, in e2e)
 #   pytorch-horovod  PyTorch through Horovod, and DDP over SSH, on the lab (make lab-pytorch-horovod): Horovod's
-#             compile against torch (about 10 minutes once) would take the cold test command past its budget
+#             compile against torch (about 4 minutes once), its second 5 GB image and two 5 GB environments would
+#             take the cold test command past its budget
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -39,7 +39,7 @@ LAB_ARGS = ["--device", "cpu", "--model", "small_cnn", "--batch-size", "16", "--
 
 @pytest.fixture(scope="module")
 def built(lab):  # pylint: disable=unused-argument
-    """Horovod's compile against torch (about 10 minutes the first time), the image, the environments, DDP over SSH."""
+    """Horovod's compile against torch (about 4 minutes the first time), the image, the environments, DDP over SSH."""
     done = run_playbook(PLAYBOOK, LAB_INVENTORY, timeout=3600)
     sys.stderr.write("lab_pytorch_horovod.yml: rc=%s in %.0f s\n" % (done.rc, done.seconds))
     return done
