@@ -156,7 +156,9 @@ compiled=$(date +%s)
 
 wheel=$(find "$work/dist" -name "horovod-$horovod_version-*.whl" | head -1)
 [ -n "$wheel" ] || die "pip wheel succeeded but left no horovod wheel in $work/dist"
-"${pip[@]}" install --quiet --no-index --no-deps "$wheel"
+# With its dependencies from the wheelhouse alone: one it lacks fails here, not in an image or a node's install.
+"${pip[@]}" install --quiet --no-index --find-links "$staging" "$wheel" \
+    || die "the wheelhouse lacks a dependency of the Horovod wheel (pip's message above): add it to $requirements"
 # Refuse to cache a wheel that lacks a controller or the framework binding.
 (cd "$work" && "$work/venv/bin/python" -c "
 $import_check
