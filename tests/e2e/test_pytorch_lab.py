@@ -5,7 +5,8 @@
 (PyPI's torch, the CUDA build, training on CPUs) loaded into both nodes' containerd by the image_archive role, and a
 PyTorchJob whose master and worker pods run on node1 and node2, started by torchrun with torch.distributed's Gloo
 across the pod network, judged by the verdict from the pods' own logs. A second run loads and trains nothing again.
-Then the pod launcher's ddp distribution on the same image: torchrun --standalone with two ranks in one pod."""
+Then, on the same image, the pod launcher's ddp distribution (torchrun --standalone with two ranks in one pod) and the
+MPIJob launcher's (no torchrun: mpirun starts a rank on each node)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,21 @@ def lab_pytorch(second_run):
     """The PyTorch image built (about 3 minutes the first time), loaded into both nodes, and the PyTorchJob run."""
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     return run_playbook(LAB_PYTORCH, LAB_INVENTORY, timeout=1800)
+
+
+def _built_image(lab_pytorch):  # pylint: disable=redefined-outer-name
+    """The PyTorch image lab_pytorch built and loaded into both nodes."""
+    return lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the first time)",
+                              "localhost")["stdout_lines"][-1]
+
+
+def _verified_with_two_ranks(tmp_path, inventory, run_name):
+    """verify_training.yml on the inventory, passed with 2 ranks: (its report, its log)."""
+    ran = verify_training(tmp_path, inventory)
+    assert ran.rc == 0, ran.explain()
+    report = json.loads((tmp_path / "cache" / "training" / (run_name + ".json")).read_text())
+    assert report["passed"] is True and report["ranks"] == 2, report
+    return report, (tmp_path / "cache" / "training" / (run_name + ".log")).read_text()
 
 
 def _pods():
@@ -75,19 +91,14 @@ def test_a_second_run_loads_nothing_and_keeps_the_verdict(lab_pytorch):
 def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod_of_the_pytorch_image(lab_pytorch, tmp_path):
     """The image lab_pytorch loaded; the role gives the program --framework pytorch --distribution ddp itself."""
     assert lab_pytorch.rc == 0, lab_pytorch.explain()
-    pytorch_image = lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the "
-                                       "first time)", "localhost")["stdout_lines"][-1]
+    pytorch_image = _built_image(lab_pytorch)
     inventory = controller_inventory(tmp_path / "ddp.yml", {
         "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
         "pod_launcher_name": "e2e-pod-ddp", "pod_launcher_image": pytorch_image, "pod_launcher_image_pull_policy": "Never",
         "pod_launcher_distribution": "ddp", "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON,
         "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK, "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
         "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    ran = verify_training(tmp_path, inventory)
-    assert ran.rc == 0, ran.explain()
-    report = json.loads((tmp_path / "cache" / "training" / "e2e-pod-ddp.json").read_text())
-    assert report["passed"] is True and report["ranks"] == 2, report
-    log = (tmp_path / "cache" / "training" / "e2e-pod-ddp.log").read_text()
+    report, log = _verified_with_two_ranks(tmp_path, inventory, "e2e-pod-ddp")
     assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
     sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
 
@@ -96,8 +107,7 @@ def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, 
     """mpijob_launcher_distribution ddp: no torchrun; mpirun starts each rank over the operator's SSH, and the
     program reads its rank from Open MPI's variables and meets rank 0 on the first worker by its Service name."""
     assert lab_pytorch.rc == 0, lab_pytorch.explain()
-    pytorch_image = lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the "
-                                       "first time)", "localhost")["stdout_lines"][-1]
+    pytorch_image = _built_image(lab_pytorch)
     inventory = controller_inventory(tmp_path / "mpijob-ddp.yml", {
         "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": "default",
         "mpijob_launcher_name": "e2e-mpijob-ddp", "mpijob_launcher_image": pytorch_image,
@@ -105,15 +115,11 @@ def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, 
         "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "mpijob_launcher_python": WORKLOAD_PYTHON,
         "mpijob_launcher_benchmark_path": WORKLOAD_BENCHMARK, "mpijob_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
         "mpijob_launcher_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    ran = verify_training(tmp_path, inventory)
-    assert ran.rc == 0, ran.explain()
-    report = json.loads((tmp_path / "cache" / "training" / "e2e-mpijob-ddp.json").read_text())
-    assert report["passed"] is True and report["ranks"] == 2, report
+    report, log = _verified_with_two_ranks(tmp_path, inventory, "e2e-mpijob-ddp")
     lines = dict(line.split(":", 1) for line in report["summary"])
     assert lines["verdict"].strip().startswith("PASSED (an MPIJob (default/e2e-mpijob-ddp, each rank started by mpirun, "
                                                "PyTorch's DistributedDataParallel))"), lines
     assert lines["transport"].strip() == "no NCCL: CPU ranks, Gloo over TCP", lines
-    log = (tmp_path / "cache" / "training" / "e2e-mpijob-ddp.log").read_text()
     assert "DistributedDataParallel over gloo (mpirun)" in log, log[-3000:]
     events = json.loads(kubectl("get", "events", "-n", "default", "--field-selector", "reason=Scheduled",
                                 "-o", "json").stdout)["items"]
