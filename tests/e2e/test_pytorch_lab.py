@@ -5,8 +5,8 @@
 (PyPI's torch, the CUDA build, training on CPUs) loaded into both nodes' containerd by the image_archive role, and a
 PyTorchJob whose master and worker pods run on node1 and node2, started by torchrun with torch.distributed's Gloo
 across the pod network, judged by the verdict from the pods' own logs. A second run loads and trains nothing again.
-Then, on the same image, the pod launcher's ddp distribution (torchrun --standalone with two ranks in one pod) and the
-MPIJob launcher's (no torchrun: mpirun starts a rank on each node)."""
+Then, on the same image, the MPIJob launcher's ddp distribution (no torchrun: mpirun starts a rank on each node). The
+pod launcher's ddp distribution runs in the named tier pytorch-horovod (tests/pytorch_horovod)."""
 
 from __future__ import annotations
 
@@ -86,21 +86,6 @@ def test_a_second_run_loads_nothing_and_keeps_the_verdict(lab_pytorch):
     assert again.changed_tasks("node1") == [] and again.changed_tasks("node2") == []
     assert again.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the first time)",
                         "localhost")["changed"] is False
-
-
-def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod_of_the_pytorch_image(lab_pytorch, tmp_path):
-    """The image lab_pytorch loaded; the role gives the program --framework pytorch --distribution ddp itself."""
-    assert lab_pytorch.rc == 0, lab_pytorch.explain()
-    pytorch_image = _built_image(lab_pytorch)
-    inventory = controller_inventory(tmp_path / "ddp.yml", {
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
-        "pod_launcher_name": "e2e-pod-ddp", "pod_launcher_image": pytorch_image, "pod_launcher_image_pull_policy": "Never",
-        "pod_launcher_distribution": "ddp", "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON,
-        "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK, "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
-        "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    report, log = _verified_with_two_ranks(tmp_path, inventory, "e2e-pod-ddp")
-    assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
-    sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
 
 
 def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, tmp_path):

@@ -9,7 +9,9 @@ nodes from the same wheelhouse. It ends with the SSH launcher's DDP across node1
 torchrun on each node. Then, on what it made:
 - Horovod with torch across both nodes over SSH, started by horovodrun --gloo and by mpirun;
 - horovodrun with two ranks in one pod of the image (the pod launcher's horovod distribution);
+- on the same image, PyTorch's DDP with no Horovod: torchrun with two ranks in one pod (the pod launcher's ddp);
 - the playbook again: nothing is built or changed.
+The e2e tier runs PyTorch's DDP across both nodes: a PyTorchJob, and an MPIJob (tests/e2e/test_pytorch_lab.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ BUILD_IMAGE = "Build the PyTorch image with Horovod, or find it built (a 5 GB im
 # The roles whose tasks change on every run: the SSH launcher's run of the benchmark, and the verdict's new report.
 MEASUREMENT_ROLES = ("gpuops.cluster.ssh_launcher : ", "gpuops.cluster.training_verdict : ")
 # The lab's benchmark without its --framework tensorflow.
+NODE1 = {"kubernetes.io/hostname": "node1"}
 LAB_ARGS = ["--device", "cpu", "--model", "small_cnn", "--batch-size", "16", "--num-warmup-batches", "2",
             "--num-iters", "5", "--num-batches-per-iter", "2"]
 
@@ -45,6 +48,20 @@ def built(lab):  # pylint: disable=unused-argument
     done = run_playbook(PLAYBOOK, LAB_INVENTORY, timeout=3600)
     sys.stderr.write("lab_pytorch_horovod.yml: rc=%s in %.0f s\n" % (done.rc, done.seconds))
     return done
+
+
+def _image(built):
+    """The PyTorch image with Horovod that the playbook built and imported into node1."""
+    return built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1]
+
+
+def _verified_with_two_ranks(tmp_path, inventory, run_name):
+    """verify_training.yml on the inventory, passed with 2 ranks: (its report, its log)."""
+    ran = verify_training(tmp_path, inventory)
+    assert ran.rc == 0, ran.explain()
+    report = json.loads((tmp_path / "cache" / "training" / (run_name + ".json")).read_text())
+    assert report["passed"] is True and report["ranks"] == 2, report
+    return report, (tmp_path / "cache" / "training" / (run_name + ".log")).read_text()
 
 
 def _report(run_name):
@@ -94,22 +111,33 @@ def test_horovod_built_against_torch_trains_on_both_nodes_over_ssh(built, contro
 
 def test_horovodrun_runs_two_ranks_of_torch_in_one_pod_of_the_image(built, tmp_path):
     assert built.rc == 0, built.explain()
-    image = built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1]
     inventory = controller_inventory(tmp_path / "pod.yml", {
         "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
-        "pod_launcher_name": "pytorch-horovod-pod", "pod_launcher_image": image, "pod_launcher_image_pull_policy": "Never",
-        "pod_launcher_node_selector": {"kubernetes.io/hostname": "node1"}, "pod_launcher_ranks": 2,
+        "pod_launcher_name": "pytorch-horovod-pod", "pod_launcher_image": _image(built), "pod_launcher_image_pull_policy": "Never",
+        "pod_launcher_node_selector": NODE1, "pod_launcher_ranks": 2,
         "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
         "pod_launcher_benchmark_args": ["--framework", "pytorch"] + SHORT_BENCHMARK_ARGS[2:],
         "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    ran = verify_training(tmp_path, inventory)
-    assert ran.rc == 0, ran.explain()
-    report = json.loads((tmp_path / "cache" / "training" / "pytorch-horovod-pod.json").read_text())
-    assert report["passed"] is True and report["ranks"] == 2, report
+    report, log = _verified_with_two_ranks(tmp_path, inventory, "pytorch-horovod-pod")
     assert report["summary"][0] == "verdict:     PASSED (one pod running horovodrun (default/pytorch-horovod-pod))", report["summary"]
-    log = (tmp_path / "cache" / "training" / "pytorch-horovod-pod.log").read_text()
     assert "PyTorch " + pinned("torch") in log, log[-3000:]
     sys.stderr.write("pod launcher, horovodrun with torch in one pod: %s\n" % "\n".join(report["summary"]))
+
+
+def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod(built, tmp_path):
+    """The role gives the program --framework pytorch --distribution ddp itself."""
+    assert built.rc == 0, built.explain()
+    inventory = controller_inventory(tmp_path / "ddp.yml", {
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
+        "pod_launcher_name": "pytorch-pod-ddp", "pod_launcher_image": _image(built), "pod_launcher_image_pull_policy": "Never",
+        "pod_launcher_node_selector": NODE1, "pod_launcher_distribution": "ddp", "pod_launcher_ranks": 2,
+        "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
+        "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
+        "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+    report, log = _verified_with_two_ranks(tmp_path, inventory, "pytorch-pod-ddp")
+    assert report["summary"][0] == "verdict:     PASSED (one pod running torchrun (default/pytorch-pod-ddp))", report["summary"]
+    assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
+    sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
 
 
 def test_a_second_run_builds_loads_and_installs_nothing_and_measures_again(built):
