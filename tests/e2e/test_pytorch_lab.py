@@ -18,7 +18,7 @@ import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, run_playbook
 from gpuops_testlib.lab_pods import (
-    SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory, kubectl, verify_training, workload_image,
+    SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory, kubectl, verified, workload_image,
 )
 from main_job import KUBECONFIG, TRAINING_DIR
 
@@ -38,15 +38,6 @@ def _built_image(lab_pytorch):  # pylint: disable=redefined-outer-name
     """The PyTorch image lab_pytorch built and loaded into both nodes."""
     return lab_pytorch.result("Build the PyTorch image, or find it built (a 5 GB image; about 3 minutes the first time)",
                               "localhost")["stdout_lines"][-1]
-
-
-def _verified_with_two_ranks(tmp_path, inventory, run_name):
-    """verify_training.yml on the inventory, passed with 2 ranks: (its report, its log)."""
-    ran = verify_training(tmp_path, inventory)
-    assert ran.rc == 0, ran.explain()
-    report = json.loads((tmp_path / "cache" / "training" / (run_name + ".json")).read_text())
-    assert report["passed"] is True and report["ranks"] == 2, report
-    return report, (tmp_path / "cache" / "training" / (run_name + ".log")).read_text()
 
 
 def _pods():
@@ -100,7 +91,7 @@ def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, 
         "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "mpijob_launcher_python": WORKLOAD_PYTHON,
         "mpijob_launcher_benchmark_path": WORKLOAD_BENCHMARK, "mpijob_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
         "mpijob_launcher_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    report, log = _verified_with_two_ranks(tmp_path, inventory, "e2e-mpijob-ddp")
+    report, log = verified(tmp_path, inventory, "e2e-mpijob-ddp", ranks=2)
     lines = dict(line.split(":", 1) for line in report["summary"])
     assert lines["verdict"].strip().startswith("PASSED (an MPIJob (default/e2e-mpijob-ddp, each rank started by mpirun, "
                                                "PyTorch's DistributedDataParallel))"), lines

@@ -67,6 +67,16 @@ def verify_training(tmp_path, inventory, options=()):
     return run_playbook(VERIFY_TRAINING, inventory, options=options, env=cache_env(tmp_path), timeout=900)
 
 
+def verified(tmp_path, inventory, run_name, ranks):
+    """verify_training.yml on `inventory`, passed with `ranks` ranks: (the run's report, its log)."""
+    ran = verify_training(tmp_path, inventory)
+    assert ran.rc == 0, ran.explain()
+    training = tmp_path / "cache" / "training"
+    report = json.loads((training / (run_name + ".json")).read_text())
+    assert report["passed"] is True and report["ranks"] == ranks, report
+    return report, (training / (run_name + ".log")).read_text()
+
+
 # Cached: kubectl() runs in polling loops, and asking the build script costs a bash and a go process.
 @functools.lru_cache(maxsize=None)
 def lab_kubectl_path():

@@ -24,7 +24,7 @@ import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, run_playbook
 from gpuops_testlib.lab_pods import (
-    SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory, verify_training,
+    SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory, verified,
 )
 from gpuops_testlib.versions import pinned
 from main_job import KUBECONFIG, TRAINING_DIR
@@ -53,15 +53,6 @@ def built(lab):  # pylint: disable=unused-argument
 def _image(built):
     """The PyTorch image with Horovod that the playbook built and imported into node1."""
     return built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1]
-
-
-def _verified_with_two_ranks(tmp_path, inventory, run_name):
-    """verify_training.yml on the inventory, passed with 2 ranks: (its report, its log)."""
-    ran = verify_training(tmp_path, inventory)
-    assert ran.rc == 0, ran.explain()
-    report = json.loads((tmp_path / "cache" / "training" / (run_name + ".json")).read_text())
-    assert report["passed"] is True and report["ranks"] == 2, report
-    return report, (tmp_path / "cache" / "training" / (run_name + ".log")).read_text()
 
 
 def _report(run_name):
@@ -118,7 +109,7 @@ def test_horovodrun_runs_two_ranks_of_torch_in_one_pod_of_the_image(built, tmp_p
         "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
         "pod_launcher_benchmark_args": ["--framework", "pytorch"] + SHORT_BENCHMARK_ARGS[2:],
         "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    report, log = _verified_with_two_ranks(tmp_path, inventory, "pytorch-horovod-pod")
+    report, log = verified(tmp_path, inventory, "pytorch-horovod-pod", ranks=2)
     assert report["summary"][0] == "verdict:     PASSED (one pod running horovodrun (default/pytorch-horovod-pod))", report["summary"]
     assert "PyTorch " + pinned("torch") in log, log[-3000:]
     sys.stderr.write("pod launcher, horovodrun with torch in one pod: %s\n" % "\n".join(report["summary"]))
@@ -134,7 +125,7 @@ def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod(built, tmp_path):
         "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
         "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
         "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
-    report, log = _verified_with_two_ranks(tmp_path, inventory, "pytorch-pod-ddp")
+    report, log = verified(tmp_path, inventory, "pytorch-pod-ddp", ranks=2)
     assert report["summary"][0] == "verdict:     PASSED (one pod running torchrun (default/pytorch-pod-ddp))", report["summary"]
     assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
     sys.stderr.write("pod launcher, DDP in one pod: %s\n" % "\n".join(report["summary"]))
