@@ -37,7 +37,6 @@ BUILD_IMAGE = "Build the PyTorch image with Horovod, or find it built (a 5 GB im
 # The roles whose tasks change on every run: the SSH launcher's run of the benchmark, and the verdict's new report.
 MEASUREMENT_ROLES = ("gpuops.cluster.ssh_launcher : ", "gpuops.cluster.training_verdict : ")
 # The lab's benchmark without its --framework tensorflow.
-NODE1 = {"kubernetes.io/hostname": "node1"}
 LAB_ARGS = ["--device", "cpu", "--model", "small_cnn", "--batch-size", "16", "--num-warmup-batches", "2",
             "--num-iters", "5", "--num-batches-per-iter", "2"]
 
@@ -50,9 +49,15 @@ def built(lab):  # pylint: disable=unused-argument
     return done
 
 
-def _image(built):
-    """The PyTorch image with Horovod that the playbook built and imported into node1."""
-    return built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1]
+def _one_pod_on_node1(tmp_path, built, name, benchmark_args, **variables):
+    """An inventory for the pod launcher: two ranks in one pod of the image the playbook imported into node1."""
+    return controller_inventory(tmp_path / (name + ".yml"), dict({
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
+        "pod_launcher_name": name, "pod_launcher_image": built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1],
+        "pod_launcher_image_pull_policy": "Never", "pod_launcher_node_selector": {"kubernetes.io/hostname": "node1"},
+        "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
+        "pod_launcher_benchmark_args": benchmark_args, "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True,
+        "gpuops_training_expect_ranks": 2}, **variables))
 
 
 def _report(run_name):
@@ -102,13 +107,7 @@ def test_horovod_built_against_torch_trains_on_both_nodes_over_ssh(built, contro
 
 def test_horovodrun_runs_two_ranks_of_torch_in_one_pod_of_the_image(built, tmp_path):
     assert built.rc == 0, built.explain()
-    inventory = controller_inventory(tmp_path / "pod.yml", {
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
-        "pod_launcher_name": "pytorch-horovod-pod", "pod_launcher_image": _image(built), "pod_launcher_image_pull_policy": "Never",
-        "pod_launcher_node_selector": NODE1, "pod_launcher_ranks": 2,
-        "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
-        "pod_launcher_benchmark_args": ["--framework", "pytorch"] + SHORT_BENCHMARK_ARGS[2:],
-        "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+    inventory = _one_pod_on_node1(tmp_path, built, "pytorch-horovod-pod", ["--framework", "pytorch"] + SHORT_BENCHMARK_ARGS[2:])
     report, log = verified(tmp_path, inventory, "pytorch-horovod-pod", ranks=2)
     assert report["summary"][0] == "verdict:     PASSED (one pod running horovodrun (default/pytorch-horovod-pod))", report["summary"]
     assert "PyTorch " + pinned("torch") in log, log[-3000:]
@@ -118,13 +117,7 @@ def test_horovodrun_runs_two_ranks_of_torch_in_one_pod_of_the_image(built, tmp_p
 def test_the_pod_launcher_runs_ddp_with_torchrun_in_one_pod(built, tmp_path):
     """The role gives the program --framework pytorch --distribution ddp itself."""
     assert built.rc == 0, built.explain()
-    inventory = controller_inventory(tmp_path / "ddp.yml", {
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
-        "pod_launcher_name": "pytorch-pod-ddp", "pod_launcher_image": _image(built), "pod_launcher_image_pull_policy": "Never",
-        "pod_launcher_node_selector": NODE1, "pod_launcher_distribution": "ddp", "pod_launcher_ranks": 2,
-        "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
-        "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
-        "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+    inventory = _one_pod_on_node1(tmp_path, built, "pytorch-pod-ddp", SHORT_BENCHMARK_ARGS[2:], pod_launcher_distribution="ddp")
     report, log = verified(tmp_path, inventory, "pytorch-pod-ddp", ranks=2)
     assert report["summary"][0] == "verdict:     PASSED (one pod running torchrun (default/pytorch-pod-ddp))", report["summary"]
     assert "DistributedDataParallel over gloo (torchrun)" in log, log[-3000:]
