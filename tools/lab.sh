@@ -154,17 +154,7 @@ if ! flock -n 9; then
     flock 9
 fi
 
-build_images() {
-    bash tools/build_kube_binaries.sh
-    bash tools/build_nvidia_container_toolkit.sh
-    bash tools/build_node_image.sh
-    bash tools/build_pause_image.sh
-    bash tools/build_mpi_operator_image.sh
-    bash tools/build_training_operator_image.sh
-    bash tools/build_nvidia_device_plugin_image.sh
-    bash tools/build_workload_image.sh
-}
-stage 1 "builds (Kubernetes binaries, container toolkit, node, pod sandbox, MPI and Training Operator, device plugin, workload images)" images build_images
+stage 1 "builds (Kubernetes binaries, container toolkit, node, pod sandbox, MPI and Training Operator, device plugin, workload images)" images bash tools/build_lab_images.sh
 workload_image=$(tail -n 1 "$log_dir/images.log")
 podman image exists "$workload_image" || die "the workload image build did not name an image (got '$workload_image')"
 say "  workload image: $workload_image"
