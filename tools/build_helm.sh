@@ -34,6 +34,9 @@ case "${1:-}" in
         ;;
 esac
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock helm
 if [[ -x "$helm" ]]; then
     echo "build: helm $HELM_VERSION cached" >&2
     echo "$helm"

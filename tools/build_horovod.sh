@@ -88,6 +88,9 @@ if [ "$print_dir_only" = true ]; then
     exit 0
 fi
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock horovod
 if [ -f "$wheelhouse/BUILD-INFO" ]; then
     log "present: $wheelhouse"
     echo "$wheelhouse"

@@ -66,6 +66,9 @@ case "${1:-}" in
         ;;
 esac
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock kube-binaries
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
 export GOMODCACHE="$GPUOPS_CACHE/go/mod"

@@ -27,6 +27,9 @@ if [ "${1:-}" = --name ]; then
     exit 0
 fi
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock node-image
 if podman image exists "$image_name"; then
     log "present: $image_name"
     echo "$image_name"

@@ -60,6 +60,9 @@ if [ "$print_name_only" = true ]; then
     exit 0
 fi
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock workload-image
 if podman image exists "$image_name"; then
     log "present: $image_name"
     echo "$image_name"

@@ -29,25 +29,24 @@ source .venv/bin/activate
 export ANSIBLE_CONFIG=$repo_root/ansible.cfg
 export PYTHONDONTWRITEBYTECODE=1
 
-# The builds the lab tiers run on start in the background as soon as the bootstrap is done, so that from a cold
-# cache they use the core the unit, sanity and lint tiers leave idle (and the e2e tier's, the CPU the integration
-# tier's tests against kwok leave), rather than stopping those tiers' first setups. Each build script is a no-op
-# once its cache holds it, so a warm run only checks. They run niced, beside the tiers; integration waits for the
-# first group, e2e for both. The integration tier's own tests call the same scripts, which are then no-ops.
+# The builds the lab tiers run on start in the background as soon as the bootstrap is done, niced, in the order
+# the tiers need them: from a cold cache they then use the CPU the unit, sanity and lint tiers leave idle (and
+# the time those spend on the network) instead of stopping the lab tiers' first setups. The integration tier
+# does not wait for them: a test's fixture that calls a build script still running here waits for it on the
+# script's lock (tools/build_lock.sh) and then finds it cached. The e2e tier waits for all of them. Every build
+# script is a no-op once its cache holds it, so a warm run only checks.
 builds_log=$repo_root/.build/tier-builds.log
 builds_pid=""
 builds_started=0
 start_builds() {
     mkdir -p "$repo_root/.build"
-    rm -f "$repo_root/.build/tier-builds.integration-done"
     builds_started=$(date +%s)
-    # A session of its own, so that a failing tier stops the builds with it (the EXIT trap).
+    # A session of its own, so that the EXIT trap stops the builds with the test command.
     setsid nice -n 10 bash -c '
         set -euo pipefail
         bash tools/build_kube_binaries.sh
         bash tools/build_helm.sh
         bash tools/build_workload_image.sh
-        touch .build/tier-builds.integration-done
         bash tools/build_lab_images.sh
         bash tools/build_workload_image.sh --framework pytorch --no-horovod
     ' >"$builds_log" 2>&1 &
@@ -57,24 +56,20 @@ start_builds() {
 stop_builds() {
     if [ -n "$builds_pid" ] && kill -0 "$builds_pid" 2>/dev/null; then kill -- "-$builds_pid" 2>/dev/null || true; fi
 }
-# wait_for_builds TIER: returns once the builds TIER runs on are done; a failed build fails the test command
-# with its log's tail.
+# Waits for the background builds; one that failed fails the test command with its log's tail.
 wait_for_builds() {
-    local tier=$1 waited_from
+    local waited_from
     [ -n "$builds_pid" ] || return 0
     waited_from=$(date +%s)
-    while kill -0 "$builds_pid" 2>/dev/null; do
-        if [ "$tier" = integration ] && [ -e "$repo_root/.build/tier-builds.integration-done" ]; then break; fi
-        sleep 2
-    done
-    if ! kill -0 "$builds_pid" 2>/dev/null && ! wait "$builds_pid"; then
+    if ! wait "$builds_pid"; then
         echo "----- last lines of $builds_log -----" >&2
         tail -n 40 "$builds_log" >&2
-        echo "the builds the $tier tier runs on failed (full log: $builds_log)" >&2
+        echo "the builds the lab tiers run on failed (full log: $builds_log)" >&2
         exit 1
     fi
-    printf '=== the builds %s runs on: done %s s after they started, %s s of it waited for here ===\n' \
-        "$tier" "$(( $(date +%s) - builds_started ))" "$(( $(date +%s) - waited_from ))"
+    builds_pid=""
+    printf '=== the builds of the lab tiers: done %s s after they started, %s s of it waited for here ===\n' \
+        "$(( $(date +%s) - builds_started ))" "$(( $(date +%s) - waited_from ))"
 }
 
 banner() { printf '\n=== %s ===\n' "$*"; }
@@ -158,7 +153,7 @@ case " ${tiers[*]} " in
     *" integration "*|*" e2e "*) start_builds ;;
 esac
 for tier in "${tiers[@]}"; do
-    case "$tier" in integration|e2e) wait_for_builds "$tier" ;; esac
+    if [ "$tier" = e2e ]; then wait_for_builds; fi
     banner "$tier"
     started=$(date +%s)
     "run_${tier//-/_}"
