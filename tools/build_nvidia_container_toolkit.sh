@@ -56,6 +56,9 @@ case "${1:-}" in
         ;;
 esac
 
+# shellcheck source=tools/build_lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
+hold_build_lock nvidia-container-toolkit
 if complete "$version_dir"; then
     echo "build: nvidia-container-toolkit $TOOLKIT_VERSION cached" >&2
     echo "$version_dir"
