@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -55,6 +56,14 @@ class Lab:
                               capture_output=True, text=True, check=check, timeout=60)
 
 
+def pytest_sessionstart(session):  # pylint: disable=unused-argument
+    """SIGTERM (timeout, a cancelled CI job) stops the run as Ctrl-C does: pytest then tears the fixtures down, so
+    the session's control plane is taken down and checked rather than left running under ~/.cache/gpuops/lab/."""
+    def interrupt(signum, frame):  # pylint: disable=unused-argument
+        raise KeyboardInterrupt("SIGTERM")
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """Build if needed, start the lab control plane once, stop it at the end and check nothing is left."""
@@ -84,6 +93,8 @@ def lab(tmp_path_factory):
                          % (up.seconds, sorted(ours.values()), sorted(ports)))
         yield Lab(run_dir, os.path.join(run_dir, "kubeconfig"), bin_dir)
     finally:
+        # The teardown finishes even when a SIGTERM comes now (what_is_left kills what a killed playbook left).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         logs = component_logs(run_dir)
         down = lab_playbook("absent", run_dir, CLUSTER_NAME, env)
         left = what_is_left(run_dir, ports)
