@@ -38,18 +38,22 @@ export PYTHONDONTWRITEBYTECODE=1
 builds_log=$repo_root/.build/tier-builds.log
 builds_pid=""
 builds_started=0
+# start_builds integration|e2e: the integration tier's builds, or all of them.
 start_builds() {
     mkdir -p "$repo_root/.build"
     builds_started=$(date +%s)
-    # A session of its own, so that the EXIT trap stops the builds with the test command.
+    # A session of its own, so that the EXIT trap stops the builds with the test command. The script's $1 is
+    # its own argument, after the name start_builds.
+    # shellcheck disable=SC2016
     setsid nice -n 10 bash -c '
         set -euo pipefail
         bash tools/build_kube_binaries.sh
         bash tools/build_helm.sh
         bash tools/build_workload_image.sh
+        [ "$1" = e2e ] || exit 0
         bash tools/build_lab_images.sh
         bash tools/build_workload_image.sh --framework pytorch --no-horovod
-    ' >"$builds_log" 2>&1 &
+    ' start_builds "$1" >"$builds_log" 2>&1 &
     builds_pid=$!
     trap 'stop_builds' EXIT
 }
@@ -150,7 +154,8 @@ run_pytorch_horovod() {
 }
 
 case " ${tiers[*]} " in
-    *" integration "*|*" e2e "*) start_builds ;;
+    *" e2e "*) start_builds e2e ;;
+    *" integration "*) start_builds integration ;;
 esac
 for tier in "${tiers[@]}"; do
     if [ "$tier" = e2e ]; then wait_for_builds; fi

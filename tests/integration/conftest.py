@@ -5,9 +5,9 @@
 
 The session fixture builds the binaries when the cache lacks them (tools/build_kube_binaries.sh), brings the
 control plane up with playbooks/lab.yml in a run directory of its own, and takes it down with the same playbook
-at the end. Then it checks that no process it started (etcd, kube-*, kwok, mpi-operator) is left and that none of
-the ports they listened on is still open, and fails the run otherwise. A component that cannot start fails the
-run with what is missing; nothing is skipped.
+at the end, also when SIGTERM or Ctrl-C stops the run. Then it checks that no process it started (etcd, kube-*,
+kwok, mpi-operator) is left and that none of the ports they listened on is still open, and fails the run
+otherwise. A component that cannot start fails the run with what is missing; nothing is skipped.
 """
 
 from __future__ import annotations
