@@ -56,7 +56,7 @@ class Lab:
                               capture_output=True, text=True, check=check, timeout=60)
 
 
-def pytest_sessionstart(session):  # pylint: disable=unused-argument
+def pytest_sessionstart():
     """SIGTERM (timeout, a cancelled CI job) stops the run as Ctrl-C does: pytest then tears the fixtures down, so
     the session's control plane is taken down and checked rather than left running under ~/.cache/gpuops/lab/."""
     def interrupt(signum, frame):  # pylint: disable=unused-argument
