@@ -257,7 +257,8 @@ def test_kubernetes_node_is_drained_before_the_reboot(rendered):
     # No cluster answers here: the drain fails, and the node is not rebooted without it.
     [(task, _failure)] = result.failed()
     assert task == "Drain the Kubernetes node"
-    assert result.results("Reboot the node and wait") == []
+    # The reboot task runs in every node's turn (one node at a time); it was skipped in the others' and never ran.
+    assert [reboot for reboot in result.results("Reboot the node and wait") if not reboot.get("skipped")] == []
 
 
 def test_verify_after_boot_reads_meminfo(rendered):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuops_testlib.ansible_run import REPO_ROOT
+from gpuops_testlib.ansible_run import REPO_ROOT, short_name
 from gpuops_testlib.role_cases import CASE_ROOT, RoleCase, render, write_fake_tool
 
 BUILD_SCRIPT = "tools/build_nvidia_container_toolkit.sh"
@@ -251,6 +251,15 @@ def test_crio_gets_the_drop_in_nvidia_ctk_writes_and_one_restart(rendered, first
     assert on_disk(again) == files
 
 
+def test_the_nodes_of_one_play_restart_one_at_a_time_in_inventory_order(rendered):
+    run = rendered["crio_rhel9"].run
+    # Each run of the restart task, as the hosts that did restart in it (the others' turn skips them).
+    restarted = [sorted(host for host, result in task["hosts"].items() if not result.get("skipped"))
+                 for play in run.document["plays"] for task in play["tasks"]
+                 if short_name(task["task"]["name"]) == "Restart the runtime with the given command"]
+    assert [hosts for hosts in restarted if hosts] == [["crio_rhel9"], ["containerd_no_imports"]], restarted
+
+
 def test_crio_nvidia_for_its_runtime_class_only(rendered, first_files, ctk_bin, tmp_path):
     result, files = rendered["crio_class_only"], first_files["crio_class_only"]
     assert result.rc == 0, result.failures()
@@ -325,8 +334,8 @@ def test_unset_restart_switch_stops_after_the_change_and_keeps_it(rendered, firs
         "restart_unset needs a restart of crio: its configuration now has the NVIDIA runtime "
         "(%(root)s/etc/crio/crio.conf.d/99-nvidia.toml), and the restart is owed until it happens "
         "(%(root)s/var/lib/restart-pending). Nothing is restarted until you decide: set "
-        "nvidia_container_toolkit_restart_allowed=true to restart it (one node at a time under the play's serial, "
-        "drained first when node_reboot_kubernetes_node_name is set), or false to leave the restart pending and only "
+        "nvidia_container_toolkit_restart_allowed=true to restart it (one node at a time, drained first "
+        "when node_reboot_kubernetes_node_name is set), or false to leave the restart pending and only "
         "report it. The configuration written so far stays in place either way." % {"root": result.root})
     assert files["etc/crio/crio.conf.d/99-nvidia.toml"] == ctk_writes(ctk_bin, tmp_path, "crio", CRIO_CONF,
                                                                       "--nvidia-set-as-default")
