@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
-from benchmark_program import load_benchmark
+from benchmark_program import PROGRAM, load_benchmark
 
 HERE = os.path.dirname(__file__)
 FIXTURES = os.path.join(HERE, "..", "fixtures", "training_logs")
@@ -122,6 +124,23 @@ def test_a_real_torchrun_ddp_run_passes_training_report():
     # Rank 0's Horovod-style total agrees with the sum of the ranks' own lines.
     total = report["img_per_sec_total"]
     assert total["source"] == "sum over 2 ranks" and total["reported"] == pytest.approx(total["mean"], rel=0.01)
+
+
+def test_a_finished_ddp_rank_leaves_with_status_0_and_every_line_it_wrote():
+    """The rank skips the native teardown at exit, and its buffered lines still reach the pipe its launcher reads."""
+    program = ("import importlib.util, sys\n"
+               "spec = importlib.util.spec_from_file_location('gpuops_benchmark', sys.argv[1])\n"
+               "benchmark = importlib.util.module_from_spec(spec)\n"
+               "spec.loader.exec_module(benchmark)\n"
+               "sys.stdout.write('Total img/sec on 2 CPU(s): 190.2 +-222.4')\n"
+               "sys.stderr.write('a warning')\n"
+               "benchmark.leave_without_native_teardown()\n"
+               "sys.stdout.write('never written')\n")
+    # Buffered as in a pod, where nothing sets PYTHONUNBUFFERED.
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    left = subprocess.run([sys.executable, "-c", program, PROGRAM], capture_output=True, text=True, check=False,
+                          timeout=60, env=buffered)
+    assert (left.returncode, left.stdout, left.stderr) == (0, "Total img/sec on 2 CPU(s): 190.2 +-222.4", "a warning")
 
 
 def test_the_compute_clock_stops_when_the_last_gradient_bucket_is_ready(benchmark, monkeypatch):
