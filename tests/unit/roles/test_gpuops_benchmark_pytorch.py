@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
-from benchmark_program import PROGRAM, load_benchmark
+from benchmark_program import load_benchmark
 
 HERE = os.path.dirname(__file__)
 FIXTURES = os.path.join(HERE, "..", "fixtures", "training_logs")
@@ -128,17 +128,17 @@ def test_a_real_torchrun_ddp_run_passes_training_report():
 
 def test_a_finished_ddp_rank_leaves_with_status_0_and_every_line_it_wrote():
     """The rank skips the native teardown at exit, and its buffered lines still reach the pipe its launcher reads."""
-    program = ("import importlib.util, sys\n"
-               "spec = importlib.util.spec_from_file_location('gpuops_benchmark', sys.argv[1])\n"
-               "benchmark = importlib.util.module_from_spec(spec)\n"
-               "spec.loader.exec_module(benchmark)\n"
+    program = ("import sys\n"
+               "sys.path.insert(0, sys.argv[1])\n"
+               "from benchmark_program import load_benchmark\n"
+               "benchmark = load_benchmark()\n"
                "sys.stdout.write('Total img/sec on 2 CPU(s): 190.2 +-222.4')\n"
                "sys.stderr.write('a warning')\n"
                "benchmark.leave_without_native_teardown()\n"
                "sys.stdout.write('never written')\n")
     # Buffered as in a pod, where nothing sets PYTHONUNBUFFERED.
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
-    left = subprocess.run([sys.executable, "-c", program, PROGRAM], capture_output=True, text=True, check=False,
+    left = subprocess.run([sys.executable, "-c", program, HERE], capture_output=True, text=True, check=False,
                           timeout=60, env=buffered)
     assert (left.returncode, left.stdout, left.stderr) == (0, "Total img/sec on 2 CPU(s): 190.2 +-222.4", "a warning")
 
