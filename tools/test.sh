@@ -23,7 +23,46 @@ for tier in "${tiers[@]}"; do
     esac
 done
 
+# Each tier's budget in seconds with every build cached (a warm run); together they are the warm run's 30
+# minutes. A cold run's budget is 60 minutes in all, builds included. The table at the end prints the times
+# beside them; it does not fail on time.
+declare -A warm_budget=([bootstrap]=30 [unit]=120 [sanity]=60 [lint]=60 [integration]=540 [e2e]=990
+                        [molecule]=600 [pytorch-horovod]=900)
+cold_budget_total=3600
+declare -A tier_seconds=() tier_result=()
+run_started=$(date +%s)
+# time_table: each tier's time, result and warm budget, then the whole run's against both budgets.
+time_table() {
+    local tier budget_sum=0 now total
+    now=$(date +%s) total=$(( now - run_started ))
+    # A tier that failed stopped the run: its time runs to now.
+    for tier in bootstrap "${tiers[@]}"; do
+        if [ "${tier_result[$tier]:-}" = failed ]; then tier_seconds[$tier]=$(( now - tier_started )); fi
+    done
+    printf '\n=== time per tier (budgets for a run with every build cached; a cold run has %s s in all) ===\n' \
+        "$cold_budget_total"
+    printf '%-16s %8s %8s  %s\n' tier seconds budget result
+    for tier in bootstrap "${tiers[@]}"; do
+        budget_sum=$(( budget_sum + ${warm_budget[$tier]} ))
+        printf '%-16s %8s %8s  %s%s\n' "$tier" "${tier_seconds[$tier]:--}" "${warm_budget[$tier]}" \
+            "${tier_result[$tier]:-not run}" \
+            "$( [ -n "${tier_seconds[$tier]:-}" ] && [ "${tier_seconds[$tier]}" -gt "${warm_budget[$tier]}" ] && echo ', over')"
+    done
+    printf '%-16s %8s %8s  %s\n' all "$total" "$budget_sum" "(cold budget $cold_budget_total)"
+    if [ -n "$(ls -A "$kept_dir" 2>/dev/null)" ]; then
+        printf '=== the logs of the failed lab tests are kept in %s ===\n' "$kept_dir"
+        ls -1 "$kept_dir"
+    fi
+}
+trap 'time_table' EXIT
+# Where the lab tiers copy a failed test's logs (tests/gpuops_testlib/kept_logs.py): emptied for this run.
+kept_dir=$repo_root/.build/kept
+rm -rf "$kept_dir"
+
+tier_started=$(date +%s)
+tier_result[bootstrap]=failed
 bash tools/bootstrap.sh
+tier_seconds[bootstrap]=$(( $(date +%s) - tier_started )) tier_result[bootstrap]=passed
 # shellcheck disable=SC1091
 source .venv/bin/activate
 export ANSIBLE_CONFIG=$repo_root/ansible.cfg
@@ -55,7 +94,7 @@ start_builds() {
         bash tools/build_workload_image.sh --framework pytorch --no-horovod
     ' start_builds "$1" >"$builds_log" 2>&1 &
     builds_pid=$!
-    trap 'stop_builds' EXIT
+    trap 'stop_builds; time_table' EXIT
 }
 stop_builds() {
     if [ -n "$builds_pid" ] && kill -0 "$builds_pid" 2>/dev/null; then kill -- "-$builds_pid" 2>/dev/null || true; fi
@@ -160,7 +199,9 @@ esac
 for tier in "${tiers[@]}"; do
     if [ "$tier" = e2e ]; then wait_for_builds; fi
     banner "$tier"
-    started=$(date +%s)
+    tier_started=$(date +%s)
+    tier_result[$tier]=failed
     "run_${tier//-/_}"
-    printf '=== %s passed in %s s ===\n' "$tier" "$(( $(date +%s) - started ))"
+    tier_seconds[$tier]=$(( $(date +%s) - tier_started )) tier_result[$tier]=passed
+    printf '=== %s passed in %s s ===\n' "$tier" "${tier_seconds[$tier]}"
 done

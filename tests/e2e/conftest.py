@@ -2,16 +2,18 @@
 # Copyright: gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fixtures of the end-to-end tests: the main job run twice for the whole session, the tests of every file on
-that lab, the teardown test last, and the lab taken down at the end whatever happens."""
+that lab, the teardown test last, and the lab taken down at the end whatever happens. The session starts from
+no lab: one that an earlier make lab left up is taken down first, and the tier says so. A failed test's logs are
+copied out (gpuops_testlib.kept_logs) before anything else runs, and listed at the session's end."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from gpuops_testlib.lab_leftovers import what_is_left
-from main_job import LAB_DOWN, RUN_DIR, Run, lab_containers, lab_network_exists, lab_sh
+from gpuops_testlib.kept_logs import keep_what_explains
+from main_job import kubectl, lab_sh, take_down_a_lab_left_up
+
+KEPT = []
 
 
 def pytest_collection_modifyitems(items):
@@ -19,16 +21,30 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.name.startswith("test_teardown"))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # pylint: disable=unused-argument
+    """A failed test's logs are copied out while its pods and files are still there."""
+    report = (yield).get_result()
+    if report.failed:
+        kept = keep_what_explains(item.nodeid, scratch=item.funcargs.get("tmp_path"), kubectl=kubectl)
+        KEPT.append(kept)
+        report.sections.append(("kept", "the logs that explain this failure: " + kept))
+
+
+def pytest_terminal_summary(terminalreporter):
+    for kept in KEPT:
+        terminalreporter.write_line("kept for a failed test: " + kept)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def lab_taken_down_at_the_end():
     yield
-    if lab_containers() or lab_network_exists() or what_is_left(RUN_DIR):
-        down = Run(["bash", LAB_DOWN], timeout=900)
-        sys.stderr.write("lab left up by a failed test, taken down: rc=%s\n%s\n" % (down.rc, down.output[-2000:]))
+    take_down_a_lab_left_up("a failed test left the lab up")
 
 
 @pytest.fixture(scope="session")
 def first_run():
+    take_down_a_lab_left_up("an earlier make lab left the lab up; the first-run tests need a first run")
     return lab_sh()
 
 

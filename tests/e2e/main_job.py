@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, AnsibleRun, ansible_env, run
 # kubectl, lab_kubectl_path, workload_image: the e2e tests take them from here with the lab's other probes.
 from gpuops_testlib.lab_pods import (  # noqa: F401  pylint: disable=unused-import
@@ -17,6 +19,7 @@ from gpuops_testlib.lab_pods import (  # noqa: F401  pylint: disable=unused-impo
 from gpuops_testlib.versions import pinned
 # listening_ports: the e2e tests take it from here with the lab's other probes.
 from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run  # noqa: F401  pylint: disable=unused-import
+from gpuops_testlib.lab_leftovers import what_is_left
 
 LAB_DIR = os.path.join(CACHE_ROOT, "lab")
 RUN_DIR = os.path.join(LAB_DIR, "control-plane")
@@ -76,3 +79,21 @@ def lab_containers():
 def lab_network_exists():
     """Whether the lab's podman network exists."""
     return subprocess.run(["podman", "network", "exists", NETWORK], check=False).returncode == 0
+
+
+def lab_is_up():
+    """Whether anything of a lab is there: its node containers, its network, or its control plane's processes or
+    files."""
+    return bool(lab_containers() or lab_network_exists() or what_is_left(RUN_DIR))
+
+
+def take_down_a_lab_left_up(why):
+    """tools/lab_down.sh when a lab is up, saying why on stderr; its run, or None when no lab was up. A teardown
+    that fails stops the caller: nothing run after it would start from what it expects."""
+    if not lab_is_up():
+        return None
+    sys.stderr.write("e2e: %s: taking it down (tools/lab_down.sh; the cached builds stay)\n" % why)
+    down = Run(["bash", LAB_DOWN], timeout=900)
+    if down.rc != 0:
+        pytest.fail("tools/lab_down.sh failed, so the lab is in no known state:\n" + down.explain(), pytrace=False)
+    return down

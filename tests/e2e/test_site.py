@@ -26,7 +26,7 @@ from gpuops_testlib.lab_pods import controller_inventory
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TRAINING_OPERATOR_KUSTOMIZATION, TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers,
-    lab_kubectl_path, lab_network_exists, lab_processes, listening_ports, workload_image,
+    lab_kubectl_path, lab_network_exists, lab_processes, listening_ports, take_down_a_lab_left_up, workload_image,
 )
 
 
@@ -417,7 +417,9 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
         kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
 
 
-def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
+def test_teardown_of_a_lab_left_up_as_the_tier_starts_leaves_nothing_but_the_cached_builds(second_run):
+    """The README's order, make lab then make test: the lab the second run left up is the one an earlier make lab
+    leaves, and the tier's start takes it down with the call this test makes."""
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     processes = lab_processes()
     assert processes, "no process of the lab control plane is running before the teardown"
@@ -428,9 +430,9 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
     assert int(server.rsplit(":", 1)[1]) in ports
     image = workload_image()
 
-    down = Run(["bash", LAB_DOWN], timeout=900)
-    assert down.rc == 0, down.explain()
-    assert "nothing of the lab is left" in down.output
+    down = take_down_a_lab_left_up("the e2e tier's teardown test")
+    assert down is not None, "the lab the second run left up was not seen as up"
+    assert "nothing of the lab is left" in down.output, down.explain()
 
     assert lab_containers() == []
     assert not lab_network_exists()
@@ -443,6 +445,7 @@ def test_teardown_leaves_nothing_and_keeps_the_cached_builds(second_run):
     # The cached builds stay for the next make lab.
     assert subprocess.run(["podman", "image", "exists", image], check=False).returncode == 0
     assert os.path.exists(lab_kubectl_path())
-    # A second teardown finds nothing to do and says so.
+    # With nothing left, the tier's start has nothing to take down; tools/lab_down.sh itself says so.
+    assert take_down_a_lab_left_up("the e2e tier's teardown test, again") is None
     again = Run(["bash", LAB_DOWN], timeout=900)
     assert again.rc == 0 and "nothing of the lab is left" in again.output, again.explain()
