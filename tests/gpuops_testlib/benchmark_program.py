@@ -8,8 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
-PROGRAM = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "training_benchmark", "files",
-                       "gpuops_benchmark.py")
+PROGRAM = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "training_benchmark", "files", "gpuops_benchmark.py")
 
 
 def load_benchmark():

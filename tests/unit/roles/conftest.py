@@ -6,8 +6,8 @@ one ansible-playbook run, a second run for idempotence and the removed NICs, and
 
 import pytest
 
-from gpu_network_cases import check_mode_case, first_run_cases, second_run_cases
-from gpu_network_validators import unpacked_validators
+from gpuops_testlib.gpu_network_cases import check_mode_case, first_run_cases, second_run_cases
+from gpuops_testlib.gpu_network_validators import unpacked_validators
 from gpuops_testlib.role_cases import render
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_network_cases import DGX_NETCFG, EXPECTED_NCCL, FLEET, SECONDARY
-from gpu_network_validators import mode, nccl_lines, netplan_generate, nmcli_reads, unit_sections
+from gpuops_testlib.gpu_network_cases import DGX_NETCFG, EXPECTED_NCCL, FLEET, SECONDARY
+from gpuops_testlib.gpu_network_validators import mode, nccl_lines, netplan_generate, nmcli_reads, unit_sections
 
 
 def converged(results, label):

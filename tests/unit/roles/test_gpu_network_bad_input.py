@@ -8,7 +8,7 @@ Each case is a host of the gpu_network first run (conftest.py), failing on its o
 
 import pytest
 
-from gpu_network_cases import ALL_BAD, host_label
+from gpuops_testlib.gpu_network_cases import ALL_BAD, host_label
 
 
 @pytest.mark.parametrize("case", sorted(ALL_BAD))

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
-from benchmark_program import load_benchmark
+from gpuops_testlib.benchmark_program import load_benchmark
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,12 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import parser as training_log
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import run_training_report
-from benchmark_program import load_benchmark
+from gpuops_testlib.ansible_run import REPO_ROOT
+from gpuops_testlib.benchmark_program import load_benchmark
 
-HERE = os.path.dirname(__file__)
-FIXTURES = os.path.join(HERE, "..", "fixtures", "training_logs")
+# The child processes import gpuops_testlib as pytest does, from tests/.
+TESTS_DIR = os.path.join(REPO_ROOT, "tests")
+FIXTURES = os.path.join(TESTS_DIR, "unit", "fixtures", "training_logs")
 RENDEZVOUS = {"MASTER_ADDR": "node1", "MASTER_PORT": "29500"}
 TORCHRUN = dict(RENDEZVOUS, RANK="3", WORLD_SIZE="4", LOCAL_RANK="1", LOCAL_WORLD_SIZE="2")
 MPIRUN = dict(RENDEZVOUS, OMPI_COMM_WORLD_RANK="2", OMPI_COMM_WORLD_SIZE="4", OMPI_COMM_WORLD_LOCAL_RANK="0",
@@ -130,7 +132,7 @@ def test_a_finished_ddp_rank_leaves_with_status_0_and_every_line_it_wrote():
     """The rank skips the native teardown at exit, and its buffered lines still reach the pipe its launcher reads."""
     program = ("import sys\n"
                "sys.path.insert(0, sys.argv[1])\n"
-               "from benchmark_program import load_benchmark\n"
+               "from gpuops_testlib.benchmark_program import load_benchmark\n"
                "benchmark = load_benchmark()\n"
                "sys.stdout.write('Total img/sec on 2 CPU(s): 190.2 +-222.4')\n"
                "sys.stderr.write('a warning')\n"
@@ -138,7 +140,7 @@ def test_a_finished_ddp_rank_leaves_with_status_0_and_every_line_it_wrote():
                "sys.stdout.write('never written')\n")
     # Buffered as in a pod, where nothing sets PYTHONUNBUFFERED.
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
-    left = subprocess.run([sys.executable, "-c", program, HERE], capture_output=True, text=True, check=False,
+    left = subprocess.run([sys.executable, "-c", program, TESTS_DIR], capture_output=True, text=True, check=False,
                           timeout=60, env=buffered)
     assert (left.returncode, left.stdout, left.stderr) == (0, "Total img/sec on 2 CPU(s): 190.2 +-222.4", "a warning")
 

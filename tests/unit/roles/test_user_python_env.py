@@ -1,7 +1,7 @@
 """The user_python_env role through playbooks/python_env.yml on this machine, for real and without a network: a
 virtualenv made with python3 -m venv and filled by pip from a local wheelhouse of stand-in wheels
-(python_env_standins.py), whose Horovod has a horovodrun that prints --check-build as the real one does. So the
-stamp's idempotence (a second run changes nothing, a changed version rebuilds), check mode, conda first and pip
+(gpuops_testlib/python_env_standins.py), whose Horovod has a horovodrun that prints --check-build as the real one
+does. So the stamp's idempotence (a second run changes nothing, a changed version rebuilds), check mode, conda first and pip
 after (a stand-in conda on PATH), the compile of a stand-in sdist through the collection's recipe with NCCL from a
 nvidia-nccl wheel's files (a stand-in nvcc), the check of the controllers, and each bad input's message all run
 here. The real framework and Horovod are the lab's.
@@ -19,7 +19,7 @@ import pytest
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, mode_options, run_playbook
 from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases, write_fake_tool
 from gpuops_testlib.versions import pinned
-import python_env_standins as standins
+from gpuops_testlib import python_env_standins as standins
 
 PLAYBOOK = os.path.join(REPO_ROOT, "playbooks", "python_env.yml")
 ROLE = Path(REPO_ROOT) / "roles" / "user_python_env"

@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.filter.benchmark_args import FilterModule
-from ansible_collections.gpuops.cluster.tests.unit.roles.benchmark_program import load_benchmark
+from gpuops_testlib.benchmark_program import load_benchmark
 
 READ = FilterModule().filters()["benchmark_args"]
 

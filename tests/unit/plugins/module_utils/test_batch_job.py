@@ -13,7 +13,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.batch_job impo
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError, JobFailedError
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import Settings, ensure_present
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import job_status
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
+from gpuops_testlib.fake_job_api import FakeMPIJobApi
 
 SINGLE_NODE = dict(name="dgx-single", namespace="training", image="horovod:0.28.1",
                    command=["horovodrun", "-np", "8", "-H", "localhost:8", "python3", "/opt/bench.py"],

@@ -19,7 +19,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import mpijob_failure as job_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import Observation, pod_summary
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_status import (
+from gpuops_testlib.mpijob_objects import (
     CREATED,
     RUNNING,
     condition,

@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import mpijob_failure as job_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import WAIT_PREDICATES, Observation
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_status import (
+from gpuops_testlib.mpijob_objects import (
     CREATED,
     RUNNING,
     condition,

@@ -9,37 +9,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import mpijob_failure as job_failure
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import WAIT_PREDICATES, Observation, job_status, pod_summary
-
-
-def condition(kind, status="True", reason=None, message=None, at="2025-06-01T10:00:00Z"):
-    found = {"type": kind, "status": status, "lastTransitionTime": at, "lastUpdateTime": at}
-    if reason:
-        found["reason"] = reason
-    if message:
-        found["message"] = message
-    return found
-
-
-def job(*conditions, **status):
-    body = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "bench", "namespace": "ml"},
-            "spec": {}}
-    if conditions or status:
-        body["status"] = dict(status, conditions=list(conditions))
-    return body
-
-
-CREATED = condition("Created", reason="MPIJobCreated", message="MPIJob ml/bench is created.")
-RUNNING = condition("Running", reason="MPIJobRunning", message="MPIJob ml/bench is running.")
-
-
-def pod(name, role, phase, exit_code=None, reason=None):
-    status = {"phase": phase}
-    if exit_code is not None:
-        status["containerStatuses"] = [{"name": role, "state": {"terminated": {
-            "exitCode": exit_code, "reason": reason, "finishedAt": "2025-06-01T10:05:00Z"}}}]
-    return {"metadata": {"name": name, "labels": {"training.kubeflow.org/job-role": role},
-                         "creationTimestamp": "2025-06-01T10:00:00Z"},
-            "spec": {"nodeName": "dgx-01"}, "status": status}
+from gpuops_testlib.mpijob_objects import CREATED, RUNNING, condition, job, pod
 
 
 def test_succeeded_job():

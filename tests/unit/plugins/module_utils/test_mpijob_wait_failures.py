@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.lifecycle import ensure_absent, ensure_present
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.mpijob import MPIJOB, build_mpijob
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import (
+from gpuops_testlib.fake_job_api import (
     BENCH,
     LOG,
     FakeMPIJobApi,

@@ -11,27 +11,7 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError, ConflictError
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.kubernetes_api import KubernetesNodeApi
-
-
-class RecordingApiClient(object):
-    def __init__(self, answer=None, error=None):
-        self.answer = answer
-        self.error = error
-        self.calls = []
-
-    def call_api(self, path, method, **kwargs):
-        self.calls.append((path, method, kwargs))
-        if self.error is not None:
-            raise self.error
-        return self.answer
-
-
-def api_exception(status, reason, message):
-    from kubernetes.client.exceptions import ApiException
-
-    error = ApiException(status=status, reason=reason)
-    error.body = '{"kind": "Status", "message": "%s"}' % message
-    return error
+from gpuops_testlib.fake_api_client import RecordingApiClient, api_exception
 
 
 def test_patch_is_sent_as_json_merge_patch():

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.apply import apply_changes, reconcile
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.errors import ApplyError, InvalidSpecError, UnknownNodesError
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.planner import plan
 from ansible_collections.gpuops.cluster.plugins.module_utils.node_labels.spec import NodeSpec, normalize_nodes
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import label_value_problems, qualified_name_problems
+from gpuops_testlib.fake_node_api import FakeNodeApi, node
 
 
 BASE_LABELS = {"kubernetes.io/hostname": "x", "kubernetes.io/os": "linux"}

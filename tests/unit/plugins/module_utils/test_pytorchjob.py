@@ -20,7 +20,16 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.pytorchjob imp
     pytorchjob_failure,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import Observation
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi, settings
+from gpuops_testlib.fake_job_api import FakeMPIJobApi, settings
+from gpuops_testlib.pytorchjob_pods import (
+    CREATED,
+    LOGS,
+    RUNNING,
+    master_completes,
+    pods_run,
+    torch_pod,
+    worker_crashes,
+)
 
 TORCHRUN = ["python3", "-m", "torch.distributed.run", "--nnodes", "3", "--nproc-per-node", "2", "--node-rank", "$(RANK)",
             "--master-addr", "$(MASTER_ADDR)", "--master-port", "$(MASTER_PORT)", "/opt/gpuops/benchmark/gpuops_benchmark.py",
@@ -116,32 +125,6 @@ def test_a_definition_is_checked_for_its_replicas_and_the_pytorch_container():
                                    "high-level options, not both"]
 
 
-# Pods as the Training Operator makes them.
-
-def torch_pod(replica_type, index, phase, exit_code=None, waiting=None, init_waiting=None):
-    labels = {"training.kubeflow.org/job-name": "ddp-bench", "training.kubeflow.org/replica-type": replica_type,
-              "training.kubeflow.org/replica-index": str(index)}
-    if replica_type == "master":
-        labels["training.kubeflow.org/job-role"] = "master"
-    status = {"phase": phase}
-    if exit_code is not None:
-        status["containerStatuses"] = [{"name": "pytorch", "state": {"terminated": {
-            "exitCode": exit_code, "reason": "Error" if exit_code else "Completed"}}}]
-    if waiting is not None:
-        status["containerStatuses"] = [{"name": "pytorch", "image": "pytorch:2.5.1-cuda12.4",
-                                        "state": {"waiting": {"reason": waiting[0], "message": waiting[1]}}}]
-    if init_waiting is not None:
-        status["initContainerStatuses"] = [{"name": "init-pytorch", "image": "alpine:3.10",
-                                            "state": {"waiting": {"reason": init_waiting[0], "message": init_waiting[1]}}}]
-    return {"metadata": {"name": "ddp-bench-{0}-{1}".format(replica_type, index), "labels": labels,
-                         "creationTimestamp": "2025-06-01T10:00:00Z"},
-            "spec": {"nodeName": "node1"}, "status": status}
-
-
-CREATED = ("Created", "PyTorchJobCreated", "PyTorchJob ddp-bench is created.")
-RUNNING = ("Running", "PyTorchJobRunning", "PyTorchJob ddp-bench is running.")
-
-
 def live(*conditions):
     job = build_pytorchjob(DDP_JOB)
     job["status"] = {"conditions": [{"type": kind, "status": "True", "reason": reason, "message": message}
@@ -180,25 +163,6 @@ def test_the_failed_condition_and_a_rejection_end_the_wait_and_success_is_no_fai
     done = Observation(live(CREATED, ("Succeeded", "PyTorchJobSucceeded", "done")),
                        pods=[torch_pod("worker", 1, "Failed", exit_code=1)])
     assert pytorchjob_failure(done) is None
-
-
-def pods_run(api):
-    api.set_conditions("ml", "ddp-bench", CREATED, RUNNING)
-    api.pods = [torch_pod("master", 0, "Running"), torch_pod("worker", 0, "Running"), torch_pod("worker", 1, "Running")]
-
-
-def worker_crashes(api):
-    api.pods[2] = torch_pod("worker", 1, "Failed", exit_code=1)
-
-
-def master_completes(api):
-    api.set_conditions("ml", "ddp-bench", CREATED, RUNNING, ("Succeeded", "PyTorchJobSucceeded", "done"))
-    api.pods = [torch_pod(pod["metadata"]["labels"]["training.kubeflow.org/replica-type"], index, "Succeeded", exit_code=0)
-                for index, pod in zip((0, 0, 1), api.pods)]
-
-
-LOGS = {"ddp-bench-master-0": "Total img/sec on 6 GPU(s): 600.0 +-1.0\n", "ddp-bench-worker-0": "Rank 2 on node2\n",
-        "ddp-bench-worker-1": "Rank 4 on node3\nRuntimeError: NCCL error\n"}
 
 
 def test_a_failed_worker_fails_the_wait_with_the_masters_and_every_pods_log():

@@ -26,7 +26,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.tfjob import (
     job_to_delete,
     tfjob_failure,
 )
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import (
+from gpuops_testlib.fake_job_api import (
     BENCH,
     LOG,
     FakeMPIJobApi,
@@ -34,6 +34,7 @@ from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpi
     settings,
     succeeded,
 )
+from gpuops_testlib.tfjob_pods import CREATED, RUNNING, ps_crashes, replicas_run, tf_pod
 
 PS_JOB = dict(name="ps-bench", namespace="ml", image="tensorflow:2.16.1-gpu",
               command=["python3", "/opt/bench.py", "--strategy", "parameter_server"],
@@ -231,35 +232,12 @@ def test_a_definition_is_checked_for_api_version_kind_replicas_and_the_tensorflo
         "not both"]
 
 
-# Pods as the Training Operator makes them.
-
-def tf_pod(replica_type, index, phase, master=False, exit_code=None, waiting=None, job="ps-bench"):
-    labels = {"training.kubeflow.org/job-name": job, "training.kubeflow.org/replica-type": replica_type,
-              "training.kubeflow.org/replica-index": str(index)}
-    if master:
-        labels["training.kubeflow.org/job-role"] = "master"
-    status = {"phase": phase}
-    if exit_code is not None:
-        status["containerStatuses"] = [{"name": "tensorflow", "state": {"terminated": {
-            "exitCode": exit_code, "reason": "Error" if exit_code else "Completed"}}}]
-    if waiting is not None:
-        status["containerStatuses"] = [{"name": "tensorflow", "image": "tensorflow:2.16.1-gpu",
-                                        "state": {"waiting": {"reason": waiting[0], "message": waiting[1]}}}]
-    return {"metadata": {"name": "{0}-{1}-{2}".format(job, replica_type, index), "labels": labels,
-                         "creationTimestamp": "2025-06-01T10:00:00Z"},
-            "spec": {"nodeName": "node1"}, "status": status}
-
-
 def live(params=None, *conditions):
     """The TFJob as the API server returns it, with the conditions (type, reason, message) given."""
     job = build_tfjob(params or PS_JOB)
     job["status"] = {"conditions": [{"type": kind, "status": "True", "reason": reason, "message": message}
                                     for kind, reason, message in conditions]}
     return job
-
-
-CREATED = ("Created", "TFJobCreated", "TFJob ml/ps-bench is created.")
-RUNNING = ("Running", "TFJobRunning", "TFJob ml/ps-bench is running.")
 
 
 def test_a_failed_worker_or_parameter_server_fails_the_job_at_once_naming_the_pods():
@@ -344,16 +322,6 @@ def test_every_replica_that_started_gives_its_log_by_replica_type_then_index():
         {"pod": "ps-bench-worker-10", "replica_type": "worker", "index": 10, "text": "w10\n", "error": None},
     ]
     assert "ps-bench-worker-3" not in logs.read
-
-
-def replicas_run(api):
-    api.set_conditions("ml", "ps-bench", CREATED, RUNNING)
-    api.pods = [tf_pod("chief", 0, "Running", master=True), tf_pod("ps", 0, "Running"),
-                tf_pod("worker", 0, "Running"), tf_pod("worker", 1, "Running")]
-
-
-def ps_crashes(api):
-    api.pods[1] = tf_pod("ps", 0, "Failed", exit_code=1)
 
 
 def test_a_failed_parameter_server_fails_the_wait_with_the_masters_and_every_replicas_log():

@@ -8,35 +8,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
-import gzip
 import json
 
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils import versions_report as vr
-
-PINS = {"nvidia_device_plugin": "v0.17.1", "gpu_operator": "v25.3.0", "mpi_operator": "v0.8.2",
-        "training_operator": "v1.9.3", "driver": "570", "kubelet": "v1.34.4"}
-GPU = {"present": True, "count": 8, "product": "NVIDIA A100-SXM4-40GB", "driver_version": "570.124.06",
-       "cuda_version": "12.8"}
+from gpuops_testlib.versions_report_cases import EXAMPLE_TABLE, GPU, PINS, helm_secret, workload
 
 
 def node_object(name, kubelet="v1.34.4"):
     return {"metadata": {"name": name}, "status": {"nodeInfo": {"kubeletVersion": kubelet, "osImage": "Ubuntu 22.04"}}}
-
-
-def workload(image, labels=None):
-    return {"metadata": {"labels": labels or {}}, "spec": {"template": {"spec": {"containers": [{"image": image}]}}}}
-
-
-def helm_secret(chart_version, revision="1"):
-    """A release record as Helm's Secret driver stores it: JSON, gzipped, base64, under the Secret's own base64."""
-    release = json.dumps({"name": "gpu-operator", "version": int(revision),
-                          "chart": {"metadata": {"name": "gpu-operator", "version": chart_version}}})
-    helm_text = base64.b64encode(gzip.compress(release.encode("utf-8")))
-    return {"metadata": {"labels": {"owner": "helm", "name": "gpu-operator", "status": "deployed",
-                                    "version": revision}},
-            "data": {"release": base64.b64encode(helm_text).decode("ascii")}}
 
 
 def report(nodes=(), node_objects=(), components=None, pins=None):
@@ -242,22 +223,6 @@ def two_node_example():
                                             "gpuops.io/mpi-operator-version"),
     }
     return report(nodes, node_objects, components)
-
-
-EXAMPLE_TABLE = """\
-COMPONENT             WHERE                                      OBSERVED    PINNED   STATUS    NOTE
-driver                dgx-01                                     570.124.06  570      match
-cuda                  dgx-01                                     12.8        -        unpinned
-container_toolkit     dgx-01                                     1.17.4      -        unpinned
-kubelet               dgx-01                                     v1.34.4     v1.34.4  match
-driver                dgx-02                                     -           570      unknown   no GPU facts
-cuda                  dgx-02                                     -           -        unknown   no GPU facts
-container_toolkit     dgx-02                                     -           -        unknown   not reported
-kubelet               dgx-02                                     v1.33.2     v1.34.4  drift
-nvidia_device_plugin  nvidia-device-plugin/nvidia-device-plugin  v0.17.1     v0.17.1  match
-mpi_operator          mpi-operator/mpi-operator                  0.8.1       v0.8.2   drift
-training_operator     kubeflow/training-operator                 v1.9.3      v1.9.3   match
-2 node(s), 3 cluster component(s): 4 match, 2 drift, 0 absent, 3 unknown, 2 unpinned"""
 
 
 def test_the_table_of_a_two_node_example():

@@ -11,8 +11,8 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.batch_job import BATCH_JOB
 from ansible_collections.gpuops.cluster.plugins.modules import batch_job
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
+from gpuops_testlib.fake_job_api import FakeMPIJobApi
+from gpuops_testlib.module_exit import catch_exits, run_k8s_module
 
 ARGS = dict(name="single", namespace="ml", image="horovod:0.28.1", gpus=2,
             command=["horovodrun", "-np", "2", "-H", "localhost:2", "python3", "bench.py"])

@@ -17,9 +17,8 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.cluster.plugins.modules import image_archive
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_image_archive import (
-    CONFIG_DIGEST, docker_archive, write_tar)
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import Exited, catch_exits
+from gpuops_testlib.image_archives import CONFIG_DIGEST, docker_archive, write_tar
+from gpuops_testlib.module_exit import Exited, catch_exits
 
 NAME = "localhost/tiny:1"
 OLD = "sha256:" + "0" * 64

@@ -11,8 +11,8 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 from ansible_collections.gpuops.cluster.plugins.modules import mpijob
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
+from gpuops_testlib.fake_job_api import FakeMPIJobApi
+from gpuops_testlib.module_exit import catch_exits, run_k8s_module
 
 
 @pytest.fixture(autouse=True)

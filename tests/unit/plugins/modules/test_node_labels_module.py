@@ -9,8 +9,8 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.modules import node_labels
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
-from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
+from gpuops_testlib.fake_node_api import FakeNodeApi, node
+from gpuops_testlib.module_exit import catch_exits, run_k8s_module
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.cluster.plugins.modules import slurm_job
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import Exited, catch_exits
+from gpuops_testlib.module_exit import Exited, catch_exits
 
 USER = "alice"
 NAME = "gpuops-benchmark"

@@ -11,9 +11,9 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.tfjob import TFJOB
 from ansible_collections.gpuops.cluster.plugins.modules import tfjob
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_mpijob_lifecycle import FakeMPIJobApi
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_tfjob import (
+from gpuops_testlib.fake_job_api import FakeMPIJobApi
+from gpuops_testlib.module_exit import catch_exits, run_k8s_module
+from gpuops_testlib.tfjob_pods import (
     CREATED,
     RUNNING,
     ps_crashes,

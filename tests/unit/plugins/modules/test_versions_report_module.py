@@ -14,19 +14,16 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 from ansible_collections.gpuops.cluster.plugins.modules import versions_report
-from ansible_collections.gpuops.cluster.tests.unit.plugins.fake_node_api import FakeNodeApi, node
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_node_labels_kubernetes_api import (
-    RecordingApiClient,
-    api_exception,
-)
-from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils.test_versions_report import (
+from gpuops_testlib.fake_api_client import RecordingApiClient, api_exception
+from gpuops_testlib.fake_node_api import FakeNodeApi, node
+from gpuops_testlib.module_exit import catch_exits, run_k8s_module
+from gpuops_testlib.versions_report_cases import (
     EXAMPLE_TABLE,
     GPU,
     PINS,
     helm_secret,
     workload,
 )
-from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.module_exit import catch_exits, run_k8s_module
 
 
 @pytest.fixture(autouse=True)
