@@ -123,5 +123,5 @@ def test_tags_choose_the_roles_checked_as_they_choose_the_roles_run(run_tags, sk
 
 def test_every_part_names_a_role_of_this_collection():
     import os
-    roles_dir = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles")
+    roles_dir = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles")
     assert [part.role for part in PARTS if not os.path.isdir(os.path.join(roles_dir, part.role))] == []

@@ -7,7 +7,7 @@ import os
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines, unjudged_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
 
 
 def fixture(name):

@@ -17,7 +17,7 @@ import yaml
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.options import (
     TIME_LIMIT_PATTERN, option_problems, with_defaults)
 
-ROLE_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "roles", "slurm_launcher",
+ROLE_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "roles", "slurm_launcher",
                           "meta", "input_rules.yml")
 GOOD = dict(name="gpuops-benchmark", script_dir="/home/alice/gpuops", python="/home/alice/venv/bin/python",
             program="/home/alice/gpuops/gpuops_benchmark.py")

@@ -14,7 +14,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.options im
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import file_state, report_json, write_file
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
 
 
 def fixture(name):

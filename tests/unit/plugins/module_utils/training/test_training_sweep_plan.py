@@ -12,7 +12,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan
     SHAPES, SweepError, check_floors, check_ranks, placement, plan_sweep, written_variables,
 )
 
-ROLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "training_sweep", "tasks")
+ROLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "training_sweep", "tasks")
 SLURM = {"slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2, "slurm_launcher_gpus_per_node": 0}
 
 

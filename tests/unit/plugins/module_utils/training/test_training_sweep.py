@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.run import
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep import build_sweep, run_training_sweep
 from ansible_collections.gpuops.cluster.plugins.modules import training_sweep
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
 RECORDED = {1: "lab_gloo_1node_tf.log", 2: "lab_mpi_1node_2rank_tf.log", 4: "lab_mpi_2node_4rank_tf.log"}
 KILLED = "lab_mpi_2node_rank_killed.log"
 

@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors imp
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..")
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "training_logs")
 BENCHMARK = "/opt/gpuops/benchmark/gpuops_benchmark.py"
 MPIRUN = ["mpirun", "--allow-run-as-root", "-np", "16", "python3", BENCHMARK, "--model", "resnet50"]

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "training_logs")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
 
 # file: (ranks, hosts of the ranks in rank order, model, batch size per rank, tag form of the launcher)
 COMPLETE_RUNS = {
