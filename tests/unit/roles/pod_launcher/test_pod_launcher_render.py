@@ -11,7 +11,7 @@ import pytest
 
 from gpuops_testlib.role_cases import run_task_cases
 
-ROLE = Path(__file__).resolve().parents[3] / "roles" / "pod_launcher"
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "pod_launcher"
 IMAGE = {"pod_launcher_image": "horovod:0.28.1"}
 
 

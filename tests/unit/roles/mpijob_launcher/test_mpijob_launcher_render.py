@@ -1,6 +1,6 @@
 """The mpijob_launcher role's launch contract without a cluster: the launcher's and the workers' default
 commands rendered from the role's defaults and vars, and validate.yml's input check refusing a bad SSH port
-(tests/unit/roles/test_input_rules_launchers.py checks the role's other inputs).
+(tests/unit/plugins/action/test_check_inputs_launchers.py checks the role's other inputs).
 
 Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
 The job these commands go into runs against the lab's API server in tests/integration/test_mpijob.py.
@@ -12,7 +12,7 @@ import pytest
 
 from gpuops_testlib.role_cases import run_task_cases
 
-ROLE = Path(__file__).resolve().parents[3] / "roles" / "mpijob_launcher"
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "mpijob_launcher"
 IMAGE = {"mpijob_launcher_image": "horovod:0.28.1"}
 
 

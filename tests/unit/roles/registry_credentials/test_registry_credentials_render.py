@@ -18,7 +18,7 @@ import yaml
 
 from gpuops_testlib.role_cases import run_task_cases
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 ROLES = REPO_ROOT / "roles"
 CHECK_TASK = "Check the variables"
 PULL_SECRETS = "registry_credentials_image_pull_secrets"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROLES = Path(__file__).resolve().parents[3] / "roles"
+ROLES = Path(__file__).resolve().parents[4] / "roles"
 INCLUDE = "ansible.builtin.include_role"
 # Each role that makes pods, and the settings of its pods that decide their pod security level.
 POD_ROLES = {

@@ -11,7 +11,7 @@ import pytest
 
 from gpuops_testlib.role_cases import run_task_cases
 
-ROLE = Path(__file__).resolve().parents[3] / "roles" / "ssh_launcher"
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "ssh_launcher"
 # Two hosts as the role's validate.yml places them: node1 runs 2 ranks (its ssh_launcher_slots), node2 1.
 PLACEMENT = [{"host": "node1", "address": "10.0.0.1", "slots": 2}, {"host": "node2", "address": "10.0.0.2", "slots": 1}]
 BASE = {"__ssh_launcher_placement": PLACEMENT, "ssh_launcher_hosts": ["node1", "node2"], "__ssh_launcher_mpirun": "mpirun",

@@ -11,7 +11,7 @@ import pytest
 
 from gpuops_testlib.role_cases import run_task_cases
 
-ROLE = Path(__file__).resolve().parents[3] / "roles" / "pytorchjob_launcher"
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "pytorchjob_launcher"
 
 
 def render(role_vars):

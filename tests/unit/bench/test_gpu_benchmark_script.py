@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCRIPT = os.path.join(REPO_ROOT, "bench", "gpu_benchmark.sh")
 # What the script runs before it knows whether there is a GPU.
 TOOLS = ("dirname", "mkdir", "grep")
