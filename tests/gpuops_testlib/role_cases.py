@@ -10,7 +10,9 @@ root, its own environment (fake grubby / update-grub / nvidia-smi first on PATH,
 own role variables. The roles' private path variables are extra vars templated with the host's root
 ("{{ case_root }}/etc/fstab"), so they keep the precedence of extra vars while each host writes under its
 own root. A host that fails stops only itself; each test then reads its own host's share of the document.
-run_task_cases does the same for cases that are task lists rather than a role (the GPU stack checks).
+run_task_cases does the same for cases that are task lists rather than a role (the GPU stack checks);
+role_vars_case makes such a case that renders what a role passes on from its defaults and vars, and shown reads
+what it rendered.
 The hosts' Python is module_server's client: their module runs fork from one Python that has already
 imported ansible.module_utils.basic, instead of each starting its own.
 """
@@ -29,9 +31,10 @@ import pytest
 import yaml
 
 from gpuops_testlib import module_server
-from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env, run_playbook, write_play
+from gpuops_testlib.ansible_run import CACHE_ROOT, REPO_ROOT, ansible_env, run_playbook, write_play
 
 CASE_ROOT = "{{ case_root }}"
+ROLES = Path(REPO_ROOT) / "roles"
 MODULE_CODE_CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_code_cache")
 
 
@@ -228,6 +231,32 @@ def run_task_cases(work_dir, cases, other_hosts=()):
                                                      "children": {"cases": {"hosts": hosts}}}}, sort_keys=False))
         run = run_playbook(playbook, inventory, env=env, timeout=900)
     return dict((name, CaseResult(run, name, work_dir / name)) for name in cases)
+
+
+def role_vars_case(role, msg, case_vars=None, host_vars=None, more_shown=()):
+    """A run_task_cases case that renders what a role passes on, without running it: the role's defaults and vars
+    loaded, the case's variables set above them as facts (case_vars), then msg shown by the task "Render" and each
+    (task name, msg) of more_shown after it. host_vars are the case host's own variables, which the role's vars
+    files override."""
+    tasks = [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLES / role / "defaults" / "main.yml")},
+             {"name": "Vars", "ansible.builtin.include_vars": str(ROLES / role / "vars" / "main.yml")}]
+    if case_vars:
+        tasks.append({"name": "The case's variables", "ansible.builtin.set_fact": case_vars})
+    tasks += [{"name": name, "ansible.builtin.debug": {"msg": shown_msg}}
+              for name, shown_msg in [("Render", msg)] + list(more_shown)]
+    return tasks, dict(host_vars or {})
+
+
+def template_msg(role, template):
+    """The msg of role_vars_case that renders one of the role's templates and reads it as YAML."""
+    return "{{ lookup('ansible.builtin.template', '%s') | from_yaml }}" % (ROLES / role / "templates" / template)
+
+
+def shown(ran, name, task="Render", key="msg"):
+    """What the case's debug task showed (its msg, or the variable it shows), once the case ran without a failure."""
+    result = ran[name]
+    assert result.rc == 0, result.failures()
+    return result.results(task)[0][key]
 
 
 def local_env(work_dir, host_count):

@@ -6,13 +6,11 @@ and good variables, and the DaemonSet template rendered with the role's defaults
 paths run against the lab's API server in tests/integration/test_gpu_stack*.py.
 """
 
-from pathlib import Path
-
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown, template_msg
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+DAEMONSET = template_msg("nvidia_device_plugin", "daemonset.yml.j2")
 
 
 def validate(role):
@@ -34,20 +32,6 @@ def gpu_host_facts(facts):
     tasks = [{"name": "Facts of %s" % host, "delegate_to": host, "delegate_facts": True,
               "ansible.builtin.set_fact": {"gpuops_gpu": fact, "cacheable": True}} for host, fact in facts.items()]
     return tasks, ({"gpu_operator_gpu_hosts": list(facts)} if facts else {})
-
-
-def render_daemonset_tasks(role_vars):
-    """Load the role's defaults and vars, put the case's variables above them, and render the DaemonSet."""
-    role = REPO_ROOT / "roles" / "nvidia_device_plugin"
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(role / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(role / "vars" / "main.yml")},
-    ]
-    if role_vars:
-        tasks.append({"name": "The case's variables", "ansible.builtin.set_fact": role_vars})
-    tasks.append({"name": "Render", "ansible.builtin.debug": {
-        "msg": "{{ lookup('ansible.builtin.template', '%s') | from_yaml }}" % (role / "templates" / "daemonset.yml.j2")}})
-    return tasks, {}
 
 
 # GPU hosts and their facts, whether the operator should install the driver, and the test id. A host name
@@ -95,11 +79,12 @@ CASES = {
     "mpi_operator_problems": (validate("mpi_operator"), {
         "mpi_operator_version": "0.8.0", "mpi_operator_manifest_src": "ftp://example.invalid/x.yaml",
         "mpi_operator_wait_timeout": 0}),
-    "daemonset_pinned": render_daemonset_tasks({"nvidia_device_plugin_version": "v0.17.2"}),
-    "daemonset_four_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True}),
-    "daemonset_eight_replicas": render_daemonset_tasks({"nvidia_device_plugin_time_slicing_enabled": True,
-                                                        "nvidia_device_plugin_time_slicing_replicas": 8,
-                                                        "nvidia_device_plugin_mig_strategy": "single"}),
+    "daemonset_pinned": role_vars_case("nvidia_device_plugin", DAEMONSET, {"nvidia_device_plugin_version": "v0.17.2"}),
+    "daemonset_four_replicas": role_vars_case("nvidia_device_plugin", DAEMONSET,
+                                              {"nvidia_device_plugin_time_slicing_enabled": True}),
+    "daemonset_eight_replicas": role_vars_case("nvidia_device_plugin", DAEMONSET, {
+        "nvidia_device_plugin_time_slicing_enabled": True, "nvidia_device_plugin_time_slicing_replicas": 8,
+        "nvidia_device_plugin_mig_strategy": "single"}),
     # The lab's inventory: no gathering, product and count from the inventory, nothing more. The switch and the
     # count are strings, as -e and INI inventories give them.
     "labels_lab": labels_case(gpu_node_labels_gather_enabled="false", gpu_node_labels_gpu_count="8",
@@ -196,14 +181,8 @@ def test_mpi_operator_checks_version_and_manifest(ran):
     ]
 
 
-def rendered_daemonset(ran, name):
-    rc, results = play(ran, name)
-    assert rc == 0, results
-    return results[-1][1]["msg"]
-
-
 def test_daemonset_pins_selects_and_tolerates(ran):
-    ds = rendered_daemonset(ran, "daemonset_pinned")
+    ds = shown(ran, "daemonset_pinned")
     spec = ds["spec"]["template"]["spec"]
     assert spec["containers"][0]["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
     assert spec["containers"][0]["args"] == ["--mig-strategy=none", "--fail-on-init-error=true"]
@@ -215,8 +194,8 @@ def test_daemonset_pins_selects_and_tolerates(ran):
 
 
 def test_daemonset_with_time_slicing_mounts_its_config_and_rolls_on_change(ran):
-    four = rendered_daemonset(ran, "daemonset_four_replicas")
-    eight = rendered_daemonset(ran, "daemonset_eight_replicas")
+    four = shown(ran, "daemonset_four_replicas")
+    eight = shown(ran, "daemonset_eight_replicas")
     container = eight["spec"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--mig-strategy=single", "--fail-on-init-error=true",
                                  "--config-file=/etc/nvidia-device-plugin/config.yaml"]

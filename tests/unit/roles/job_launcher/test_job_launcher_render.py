@@ -5,25 +5,12 @@ Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.ro
 The workers and the mpirun Job run in real pods in tests/e2e/test_job_launcher.py.
 """
 
-from pathlib import Path
-
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "job_launcher"
 IMAGE = {"job_launcher_image": "horovod:0.28.1"}
-
-
-def render(role_vars):
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
-        {"name": "Render", "ansible.builtin.debug": {"msg": {
-            "mpirun": "{{ __job_launcher_command }}", "worker": "{{ __job_launcher_worker_command }}"}}},
-    ]
-    return tasks, {}
+COMMANDS = {"mpirun": "{{ __job_launcher_command }}", "worker": "{{ __job_launcher_worker_command }}"}
 
 
 def run_role(role_vars):
@@ -31,9 +18,10 @@ def run_role(role_vars):
 
 
 CASES = {
-    "dgx_pair": render({"job_launcher_name": "bench", "job_launcher_gpus_per_worker": 8,
-                        "gpuops_nccl": {"NCCL_DEBUG": "INFO"}}),
-    "drop_cache": render({"job_launcher_drop_page_cache": True, "job_launcher_ssh_port": 2022}),
+    "dgx_pair": role_vars_case("job_launcher", COMMANDS, dict(
+        IMAGE, job_launcher_name="bench", job_launcher_gpus_per_worker=8, gpuops_nccl={"NCCL_DEBUG": "INFO"})),
+    "drop_cache": role_vars_case("job_launcher", COMMANDS, dict(
+        IMAGE, job_launcher_drop_page_cache=True, job_launcher_ssh_port=2022)),
     "bad_port": run_role(dict(IMAGE, job_launcher_ssh_port=70000)),
 }
 
@@ -43,14 +31,8 @@ def ran(tmp_path_factory):
     return run_task_cases(tmp_path_factory.mktemp("job_launcher"), CASES)
 
 
-def _rendered(ran, name):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    return result.results("Render")[0]["msg"]
-
-
 def test_mpirun_names_each_worker_by_its_dns_name_and_slots_and_tells_ssh_the_port(ran):
-    rendered = _rendered(ran, "dgx_pair")
+    rendered = shown(ran, "dgx_pair")
     assert rendered["mpirun"] == [
         "mpirun", "-np", "16", "-H", "bench-workers-0.bench-workers:8,bench-workers-1.bench-workers:8",
         "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot",
@@ -60,7 +42,7 @@ def test_mpirun_names_each_worker_by_its_dns_name_and_slots_and_tells_ssh_the_po
 
 
 def test_the_page_cache_drop_runs_before_sshd_replaces_the_shell(ran):
-    assert _rendered(ran, "drop_cache")["worker"] == [
+    assert shown(ran, "drop_cache")["worker"] == [
         "sh", "-c", "sync && echo 3 > /proc/sys/vm/drop_caches && exec /usr/sbin/sshd -De -p 2022"]
 
 

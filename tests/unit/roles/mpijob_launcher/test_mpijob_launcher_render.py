@@ -6,28 +6,15 @@ Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.ro
 The job these commands go into runs against the lab's API server in tests/integration/test_mpijob.py.
 """
 
-from pathlib import Path
-
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "mpijob_launcher"
 IMAGE = {"mpijob_launcher_image": "horovod:0.28.1"}
-
-
-def render_commands(role_vars):
-    """Load the role's defaults and vars, put the case's variables above them, and show both commands."""
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
-        {"name": "Render", "ansible.builtin.debug": {"msg": {
-            "launcher": "{{ __mpijob_launcher_default_command }}",
+# Both default commands, and the port the workers' readiness probe looks at.
+COMMANDS = {"launcher": "{{ __mpijob_launcher_default_command }}",
             "worker": "{{ __mpijob_launcher_default_worker_command }}",
-            "probed_port": "{{ __mpijob_launcher_worker_ssh_port }}"}}},
-    ]
-    return tasks, {}
+            "probed_port": "{{ __mpijob_launcher_worker_ssh_port }}"}
 
 
 def validate(role_vars):
@@ -38,14 +25,19 @@ def validate(role_vars):
 ENV = {"LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}
 CASES = {
     # NCCL settings come from gpuops_nccl, the launcher's own env adds the rest.
-    "pod_network": render_commands({"mpijob_launcher_env": ENV, "gpuops_nccl": {"NCCL_DEBUG": "INFO"}, "mpijob_launcher_workers": 2,
-                                    "mpijob_launcher_slots_per_worker": 2}),
-    "host_network": render_commands({"mpijob_launcher_host_network": True, "mpijob_launcher_ssh_port": 2022}),
-    "host_network_default_port": render_commands({"mpijob_launcher_host_network": True}),
-    "ddp": render_commands({"mpijob_launcher_distribution": "ddp", "mpijob_launcher_name": "bench",
-                            "mpijob_launcher_namespace": "ml", "mpijob_launcher_benchmark_args": ["--model", "resnet50"]}),
-    "ddp_host_network": render_commands({"mpijob_launcher_distribution": "ddp", "mpijob_launcher_host_network": True,
-                                         "mpijob_launcher_master_port": 29600}),
+    "pod_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
+        IMAGE, mpijob_launcher_env=ENV, gpuops_nccl={"NCCL_DEBUG": "INFO"}, mpijob_launcher_workers=2,
+        mpijob_launcher_slots_per_worker=2)),
+    "host_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
+        IMAGE, mpijob_launcher_host_network=True, mpijob_launcher_ssh_port=2022)),
+    "host_network_default_port": role_vars_case("mpijob_launcher", COMMANDS, dict(
+        IMAGE, mpijob_launcher_host_network=True)),
+    "ddp": role_vars_case("mpijob_launcher", COMMANDS, dict(
+        IMAGE, mpijob_launcher_distribution="ddp", mpijob_launcher_name="bench", mpijob_launcher_namespace="ml",
+        mpijob_launcher_benchmark_args=["--model", "resnet50"])),
+    "ddp_host_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
+        IMAGE, mpijob_launcher_distribution="ddp", mpijob_launcher_host_network=True,
+        mpijob_launcher_master_port=29600)),
     "port_too_high": validate({"mpijob_launcher_ssh_port": 65536}),
     "port_not_a_number": validate({"mpijob_launcher_ssh_port": "ssh"}),
     "port_highest": validate({"mpijob_launcher_ssh_port": 65535}),
@@ -57,18 +49,12 @@ def ran(tmp_path_factory):
     return run_task_cases(tmp_path_factory.mktemp("mpijob_launcher"), CASES)
 
 
-def commands(ran, name):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    return result.results("Render")[0]["msg"]
-
-
 MPIRUN_ARGS = ["--allow-run-as-root", "-bind-to", "none", "-map-by", "slot"]
 PROGRAM = ["python3", "/opt/gpuops/benchmark/gpuops_benchmark.py"]
 
 
 def test_ranks_get_path_ld_library_path_and_every_variable_once(ran):
-    rendered = commands(ran, "pod_network")
+    rendered = shown(ran, "pod_network")
     assert rendered["launcher"] == (["mpirun", "-np", "4"] + MPIRUN_ARGS
                                     + ["-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "HOROVOD_CYCLE_TIME",
                                        "-x", "NCCL_DEBUG"] + PROGRAM)
@@ -79,7 +65,7 @@ def test_ranks_get_path_ld_library_path_and_every_variable_once(ran):
 
 @pytest.mark.parametrize("case, port", [("host_network", "2022"), ("host_network_default_port", "2222")])
 def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, port):
-    rendered = commands(ran, case)
+    rendered = shown(ran, case)
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", port]
     assert rendered["probed_port"] == int(port)
     assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p " + port,
@@ -88,14 +74,14 @@ def test_host_network_moves_sshd_off_the_nodes_port_and_tells_mpirun(ran, case, 
 
 
 def test_ddp_ranks_are_started_by_mpirun_and_told_the_first_workers_name_under_the_jobs_service(ran):
-    rendered = commands(ran, "ddp")
+    rendered = shown(ran, "ddp")
     assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS
                                     + ["-x", "PATH", "-x", "LD_LIBRARY_PATH",
                                        "-x", "MASTER_ADDR=bench-worker-0.bench.ml.svc", "-x", "MASTER_PORT=29500"]
                                     + PROGRAM + ["--framework", "pytorch", "--distribution", "ddp", "--model", "resnet50"])
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De"]
     # With host networking the Service names the node's address, and mpirun still reaches sshd on its own port.
-    rendered = commands(ran, "ddp_host_network")
+    rendered = shown(ran, "ddp_host_network")
     assert rendered["launcher"] == (["mpirun", "-np", "2"] + MPIRUN_ARGS + ["-mca", "plm_rsh_args", "-p 2222",
                                                                             "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
                                     + ["-x", "MASTER_ADDR=gpuops-benchmark-worker-0.gpuops-benchmark.default.svc",

@@ -5,24 +5,12 @@ Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.ro
 The Job itself runs in real pods in tests/e2e/test_pod_launcher.py.
 """
 
-from pathlib import Path
-
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "pod_launcher"
 IMAGE = {"pod_launcher_image": "horovod:0.28.1"}
-
-
-def render_command(role_vars):
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables", "ansible.builtin.set_fact": dict(IMAGE, **role_vars)},
-        {"name": "Render", "ansible.builtin.debug": {"msg": "{{ __pod_launcher_default_command }}"}},
-    ]
-    return tasks, {}
+COMMAND = "{{ __pod_launcher_default_command }}"
 
 
 def run_role(role_vars):
@@ -30,11 +18,13 @@ def run_role(role_vars):
 
 
 CASES = {
-    "eight_gpus": render_command({"pod_launcher_gpus": 8, "pod_launcher_benchmark_args": ["--model", "resnet50"],
-                                  "pod_launcher_horovodrun_args": ["--timeline-filename", "/tmp/timeline.json"]}),
-    "cpu_ranks": render_command({"pod_launcher_ranks": 2}),
-    "ddp": render_command({"pod_launcher_distribution": "ddp", "pod_launcher_gpus": 4,
-                           "pod_launcher_benchmark_args": ["--model", "resnet50", "--mixed-precision", "bf16"]}),
+    "eight_gpus": role_vars_case("pod_launcher", COMMAND, dict(
+        IMAGE, pod_launcher_gpus=8, pod_launcher_benchmark_args=["--model", "resnet50"],
+        pod_launcher_horovodrun_args=["--timeline-filename", "/tmp/timeline.json"])),
+    "cpu_ranks": role_vars_case("pod_launcher", COMMAND, dict(IMAGE, pod_launcher_ranks=2)),
+    "ddp": role_vars_case("pod_launcher", COMMAND, dict(
+        IMAGE, pod_launcher_distribution="ddp", pod_launcher_gpus=4,
+        pod_launcher_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
     "bad_counts": run_role(dict(IMAGE, pod_launcher_gpus=-1, pod_launcher_ranks=0)),
     "no_image": run_role({}),
 }
@@ -45,27 +35,21 @@ def ran(tmp_path_factory):
     return run_task_cases(tmp_path_factory.mktemp("pod_launcher"), CASES)
 
 
-def _command(ran, name):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    return result.results("Render")[0]["msg"]
-
-
 def test_one_rank_per_gpu_on_localhost_with_the_extra_options_before_the_program(ran):
-    assert _command(ran, "eight_gpus") == ["horovodrun", "-np", "8", "-H", "localhost:8", "--timeline-filename",
-                                           "/tmp/timeline.json", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py",
-                                           "--model", "resnet50"]
+    assert shown(ran, "eight_gpus") == ["horovodrun", "-np", "8", "-H", "localhost:8", "--timeline-filename",
+                                        "/tmp/timeline.json", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py",
+                                        "--model", "resnet50"]
 
 
 def test_ddp_is_torchrun_standalone_with_one_rank_per_gpu_and_the_distribution_the_role_gives(ran):
-    assert _command(ran, "ddp") == ["python3", "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-                                    "--nproc-per-node", "4", "--max-restarts", "0",
-                                    "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework", "pytorch",
-                                    "--distribution", "ddp", "--model", "resnet50", "--mixed-precision", "bf16"]
+    assert shown(ran, "ddp") == ["python3", "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
+                                 "--nproc-per-node", "4", "--max-restarts", "0",
+                                 "/opt/gpuops/benchmark/gpuops_benchmark.py", "--framework", "pytorch",
+                                 "--distribution", "ddp", "--model", "resnet50", "--mixed-precision", "bf16"]
 
 
 def test_cpu_ranks_where_no_gpu_is(ran):
-    assert _command(ran, "cpu_ranks")[:5] == ["horovodrun", "-np", "2", "-H", "localhost:2"]
+    assert shown(ran, "cpu_ranks")[:5] == ["horovodrun", "-np", "2", "-H", "localhost:2"]
 
 
 def _problems(result):

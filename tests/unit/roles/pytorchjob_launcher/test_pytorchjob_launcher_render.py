@@ -5,33 +5,20 @@ the verdict expects.
 Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
 """
 
-from pathlib import Path
-
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "pytorchjob_launcher"
-
-
-def render(role_vars):
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables",
-         "ansible.builtin.set_fact": dict({"gpuops_pytorch_image": "pytorch:2.5.1"}, **role_vars)},
-        {"name": "Render", "ansible.builtin.debug": {"msg": {"command": "{{ __pytorchjob_launcher_default_command }}",
-                                                             "ranks": "{{ __pytorchjob_launcher_ranks | int }}",
-                                                             "image": "{{ pytorchjob_launcher_image }}"}}},
-    ]
-    return tasks, {}
-
-
+IMAGE = {"gpuops_pytorch_image": "pytorch:2.5.1"}
+RENDERED = {"command": "{{ __pytorchjob_launcher_default_command }}", "ranks": "{{ __pytorchjob_launcher_ranks | int }}",
+            "image": "{{ pytorchjob_launcher_image }}"}
 CASES = {
-    "gpus": render({"pytorchjob_launcher_workers": 2, "pytorchjob_launcher_gpus_per_worker": 4,
-                    "pytorchjob_launcher_benchmark_args": ["--model", "resnet50", "--mixed-precision", "bf16"]}),
-    "cpus": render({"pytorchjob_launcher_workers": 2, "pytorchjob_launcher_gpus_per_worker": 0,
-                    "pytorchjob_launcher_procs_per_worker": 2}),
+    "gpus": role_vars_case("pytorchjob_launcher", RENDERED, dict(
+        IMAGE, pytorchjob_launcher_workers=2, pytorchjob_launcher_gpus_per_worker=4,
+        pytorchjob_launcher_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
+    "cpus": role_vars_case("pytorchjob_launcher", RENDERED, dict(
+        IMAGE, pytorchjob_launcher_workers=2, pytorchjob_launcher_gpus_per_worker=0,
+        pytorchjob_launcher_procs_per_worker=2)),
 }
 
 
@@ -40,14 +27,8 @@ def ran(tmp_path_factory):
     return run_task_cases(tmp_path_factory.mktemp("pytorchjob_launcher"), CASES)
 
 
-def _rendered(ran, name):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    return result.results("Render")[0]["msg"]
-
-
 def test_every_pod_runs_torchrun_with_the_operators_rank_and_master_one_rank_per_gpu(ran):
-    rendered = _rendered(ran, "gpus")
+    rendered = shown(ran, "gpus")
     assert rendered["command"] == [
         "python3", "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "4", "--node-rank", "$(RANK)",
         "--master-addr", "$(MASTER_ADDR)", "--master-port", "$(MASTER_PORT)", "--max-restarts", "0",
@@ -57,7 +38,7 @@ def test_every_pod_runs_torchrun_with_the_operators_rank_and_master_one_rank_per
 
 
 def test_cpu_pods_run_the_ranks_asked_for_on_the_cpu(ran):
-    rendered = _rendered(ran, "cpus")
+    rendered = shown(ran, "cpus")
     assert rendered["command"][5:7] == ["--nproc-per-node", "2"]
     assert rendered["command"][-2:] == ["--device", "cpu"]
     assert rendered["ranks"] == 4

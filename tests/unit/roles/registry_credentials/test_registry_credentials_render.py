@@ -11,15 +11,12 @@ second run with changed=0 and a run with -v --diff that prints no credential bel
 
 import base64
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.role_cases import ROLES, role_vars_case, run_task_cases, shown, template_msg
 
-REPO_ROOT = Path(__file__).resolve().parents[4]
-ROLES = REPO_ROOT / "roles"
 CHECK_TASK = "Check the variables"
 PULL_SECRETS = "registry_credentials_image_pull_secrets"
 
@@ -43,19 +40,9 @@ def run_role(role_vars, **include_vars):
     return [include, {"name": "Published", "ansible.builtin.debug": {"var": PULL_SECRETS}}], role_vars
 
 
-def render(role, expression, facts=None, role_vars=None):
-    """A role's defaults and vars loaded, the case's facts set, and `expression` rendered."""
-    tasks = [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLES / role / "defaults" / "main.yml")},
-             {"name": "Vars", "ansible.builtin.include_vars": str(ROLES / role / "vars" / "main.yml")}]
-    if facts:
-        tasks.append({"name": "Facts", "ansible.builtin.set_fact": facts})
-    tasks.append({"name": "Render", "ansible.builtin.debug": {"msg": "{{ %s }}" % expression}})
-    return tasks, role_vars or {}
-
-
-def daemonset(facts=None):
-    template = ROLES / "nvidia_device_plugin" / "templates" / "daemonset.yml.j2"
-    return render("nvidia_device_plugin", "lookup('ansible.builtin.template', '%s') | from_yaml" % template, facts)
+# What the render cases show (role_vars_case): the device plugin's DaemonSet, the GPU Operator's pull secret settings.
+DAEMONSET = template_msg("nvidia_device_plugin", "daemonset.yml.j2")
+OPERATOR_SETTINGS = "{{ __gpu_operator_pull_secret_settings }}"
 
 
 MANIFEST_OBJECTS = [
@@ -83,39 +70,33 @@ CASES = {
                                               registry_credentials_namespaces=["GPU Operator"]),
     "spaces": run_role(dict(NGC, gpuops_registry_server="nvcr.io /nvidia")),
     # What the Secret holds.
-    "dockerconfigjson": render("registry_credentials", "__registry_credentials_dockerconfigjson", role_vars={
-        "gpuops_registry_server": "nvcr.io", "gpuops_registry_username": "$oauthtoken",
-        "gpuops_registry_token": RENDERED_KEY}),
+    "dockerconfigjson": role_vars_case("registry_credentials", "{{ __registry_credentials_dockerconfigjson }}",
+                                       host_vars={"gpuops_registry_server": "nvcr.io",
+                                                  "gpuops_registry_username": "$oauthtoken",
+                                                  "gpuops_registry_token": RENDERED_KEY}),
     # The pods that reference it.
-    "daemonset_pulling": daemonset({PULL_SECRETS: ["gpuops-registry"]}),
-    "daemonset_as_before": daemonset({PULL_SECRETS: []}),
-    "manifest_pulling": render("nvidia_device_plugin", "__nvidia_device_plugin_manifest_pulling", {
+    "daemonset_pulling": role_vars_case("nvidia_device_plugin", DAEMONSET, {PULL_SECRETS: ["gpuops-registry"]}),
+    "daemonset_as_before": role_vars_case("nvidia_device_plugin", DAEMONSET, {PULL_SECRETS: []}),
+    "manifest_pulling": role_vars_case("nvidia_device_plugin", "{{ __nvidia_device_plugin_manifest_pulling }}", {
         PULL_SECRETS: ["gpuops-registry"], "__nvidia_device_plugin_objects": MANIFEST_OBJECTS}),
-    "operator_helm": render("gpu_operator", "__gpu_operator_pull_secret_settings", {
+    "operator_helm": role_vars_case("gpu_operator", OPERATOR_SETTINGS, {
         PULL_SECRETS: ["gpuops-registry"], "__gpu_operator_method": "helm"}, {"gpuops_gpu_stack": "gpu_operator"}),
-    "operator_olm": render("gpu_operator", "__gpu_operator_pull_secret_settings", {
+    "operator_olm": role_vars_case("gpu_operator", OPERATOR_SETTINGS, {
         PULL_SECRETS: ["gpuops-registry"], "__gpu_operator_method": "olm"}, {"gpuops_gpu_stack": "gpu_operator"}),
-    "operator_none": render("gpu_operator", "__gpu_operator_pull_secret_settings", {
+    "operator_none": role_vars_case("gpu_operator", OPERATOR_SETTINGS, {
         PULL_SECRETS: [], "__gpu_operator_method": "helm"}, {"gpuops_gpu_stack": "gpu_operator"}),
     # Being removed, the operator's release takes none (a fact from another role of the run is no reason).
-    "operator_absent": render("gpu_operator", "__gpu_operator_pull_secret_settings", {
+    "operator_absent": role_vars_case("gpu_operator", OPERATOR_SETTINGS, {
         PULL_SECRETS: ["gpuops-registry"], "__gpu_operator_method": "helm"}, {"gpuops_gpu_stack": "device_plugin"}),
 }
-CASES.update(("%s_pulling" % role, render(role, "__%s_image_pull_secrets" % role, {PULL_SECRETS: ["gpuops-registry"]}))
-             for role in LAUNCHERS)
-CASES.update(("%s_as_before" % role, render(role, "__%s_image_pull_secrets" % role)) for role in LAUNCHERS)
+CASES.update(("%s_pulling" % role, role_vars_case(role, "{{ __%s_image_pull_secrets }}" % role,
+                                                  {PULL_SECRETS: ["gpuops-registry"]})) for role in LAUNCHERS)
+CASES.update(("%s_as_before" % role, role_vars_case(role, "{{ __%s_image_pull_secrets }}" % role)) for role in LAUNCHERS)
 
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
     return run_task_cases(tmp_path_factory.mktemp("registry_credentials"), CASES)
-
-
-def shown(ran, name, task="Render"):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    found = result.results(task)[0]
-    return found["msg"] if task == "Render" else found[PULL_SECRETS]
 
 
 def problems(ran, name):
@@ -144,7 +125,7 @@ def test_no_credential_is_ever_in_the_output(ran):
     ("absent", []),
 ])
 def test_the_role_publishes_the_secret_the_pods_reference_only_where_it_creates_one(ran, case, published):
-    assert shown(ran, case, "Published") == published
+    assert shown(ran, case, "Published", PULL_SECRETS) == published
 
 
 HIDDEN = "a value (hidden: no_log)"

@@ -18,7 +18,7 @@ import yaml
 
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
 from gpuops_testlib.fake_slurm import write_fake_slurm
-from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases
+from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases, shown
 
 VERIFY = os.path.join(REPO_ROOT, "playbooks", "verify_training.yml")
 LOGS = Path(REPO_ROOT) / "tests" / "unit" / "fixtures" / "training_logs"
@@ -129,6 +129,4 @@ def rendered(tmp_path_factory):
 
 @pytest.mark.parametrize("case, become, user", BECOME_EXPECTED)
 def test_ansible_becomes_the_job_user_only_when_it_connects_as_another(rendered, case, become, user):
-    result = rendered[case]
-    assert result.rc == 0, result.failures()
-    assert result.results("Render")[0]["msg"] == {"become": become, "user": user}
+    assert shown(rendered, case) == {"become": become, "user": user}

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuops_testlib.role_cases import run_task_cases
+from gpuops_testlib.ansible_run import REPO_ROOT
+from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "ssh_launcher"
+ROLE = Path(REPO_ROOT) / "roles" / "ssh_launcher"
 # Two hosts as the role's validate.yml places them: node1 runs 2 ranks (its ssh_launcher_slots), node2 1.
 PLACEMENT = [{"host": "node1", "address": "10.0.0.1", "slots": 2}, {"host": "node2", "address": "10.0.0.2", "slots": 1}]
 BASE = {"__ssh_launcher_placement": PLACEMENT, "ssh_launcher_hosts": ["node1", "node2"], "__ssh_launcher_mpirun": "mpirun",
@@ -19,15 +20,9 @@ BASE = {"__ssh_launcher_placement": PLACEMENT, "ssh_launcher_hosts": ["node1", "
         "ssh_launcher_program_args": ["--model", "small_cnn", "--device", "cpu"]}
 
 
-def render(role_vars):
-    tasks = [
-        {"name": "Defaults", "ansible.builtin.include_vars": str(ROLE / "defaults" / "main.yml")},
-        {"name": "Vars", "ansible.builtin.include_vars": str(ROLE / "vars" / "main.yml")},
-        {"name": "The case's variables", "ansible.builtin.set_fact": dict(BASE, **role_vars)},
-        {"name": "Render", "ansible.builtin.debug": {"msg": "{{ __ssh_launcher_command }}"}},
-        {"name": "Environment", "ansible.builtin.debug": {"msg": "{{ __ssh_launcher_env }}"}},
-    ]
-    return tasks, {}
+# The launch command (task Render) and the ranks' environment (task Environment).
+COMMAND = "{{ __ssh_launcher_command }}"
+ENVIRONMENT = [("Environment", "{{ __ssh_launcher_env }}")]
 
 
 def expect_ranks(expected):
@@ -42,10 +37,11 @@ def expect_ranks(expected):
 
 
 CASES = {
-    "horovod": render({}),
-    "ddp": render({"ssh_launcher_distribution": "ddp", "ssh_launcher_run_name": "training-ddp",
-                   "ssh_launcher_network_interface": "eth1", "ssh_launcher_env": {"OMP_NUM_THREADS": "1"},
-                   "gpuops_nccl": {"NCCL_DEBUG": "INFO"}}),
+    "horovod": role_vars_case("ssh_launcher", COMMAND, BASE, more_shown=ENVIRONMENT),
+    "ddp": role_vars_case("ssh_launcher", COMMAND, dict(
+        BASE, ssh_launcher_distribution="ddp", ssh_launcher_run_name="training-ddp",
+        ssh_launcher_network_interface="eth1", ssh_launcher_env={"OMP_NUM_THREADS": "1"},
+        gpuops_nccl={"NCCL_DEBUG": "INFO"}), more_shown=ENVIRONMENT),
 }
 # The role places the ranks once for the play (run_once): each of these runs alone.
 EXPECT_CASES = {"expect_3_of_2": expect_ranks(3), "expect_2_of_2": expect_ranks(2)}
@@ -69,14 +65,8 @@ def validated(tmp_path_factory):
                 for name, case in EXPECT_CASES.items())
 
 
-def _rendered(ran, name, task="Render"):
-    result = ran[name]
-    assert result.rc == 0, result.failures()
-    return result.results(task)[0]["msg"]
-
-
 def test_horovod_is_one_mpirun_over_the_hostfile_as_before(ran):
-    command = _rendered(ran, "horovod")
+    command = shown(ran, "horovod")
     assert command[:7] == ["mpirun", "--allow-run-as-root", "--tag-output", "-np", "3", "--hostfile",
                            "/var/tmp/gpuops-training/hostfile"]
     assert command[-6:] == ["/opt/gpuops/venv/bin/python3", "/opt/gpuops/benchmark/gpuops_benchmark.py", "--model",
@@ -84,7 +74,7 @@ def test_horovod_is_one_mpirun_over_the_hostfile_as_before(ran):
 
 
 def test_ddp_is_mpirun_starting_one_torchrun_per_host_each_with_its_own_ranks_meeting_on_the_first(ran):
-    assert _rendered(ran, "ddp") == (
+    assert shown(ran, "ddp") == (
         ["mpirun", "--allow-run-as-root", "--tag-output", "--bind-to", "none", "--mca", "plm_rsh_args",
          "-F /var/tmp/gpuops-training/ssh_config", "--mca", "btl_tcp_if_include", "eth1", "--mca", "oob_tcp_if_include",
          "eth1"]
@@ -93,8 +83,8 @@ def test_ddp_is_mpirun_starting_one_torchrun_per_host_each_with_its_own_ranks_me
 
 
 def test_ddp_ranks_get_gloos_interface_beside_nccl_and_the_roles_variables(ran):
-    assert _rendered(ran, "ddp", "Environment") == {"NCCL_DEBUG": "INFO", "GLOO_SOCKET_IFNAME": "eth1",
-                                                    "OMP_NUM_THREADS": "1"}
+    assert shown(ran, "ddp", "Environment") == {"NCCL_DEBUG": "INFO", "GLOO_SOCKET_IFNAME": "eth1",
+                                                "OMP_NUM_THREADS": "1"}
 
 
 def test_expected_ranks_other_than_the_hosts_slots_are_refused_before_anything_starts(validated):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, mode_options, run_playbook
-from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases, write_fake_tool
+from gpuops_testlib.role_cases import BECOME_EXPECTED, become_cases, run_task_cases, shown, write_fake_tool
 from gpuops_testlib.versions import pinned
 from gpuops_testlib import python_env_standins as standins
 
@@ -252,6 +252,4 @@ def rendered(tmp_path_factory):
 
 @pytest.mark.parametrize("case, become, user", BECOME_EXPECTED)
 def test_ansible_becomes_the_job_user_only_when_it_connects_as_another(rendered, case, become, user):
-    result = rendered[case]
-    assert result.rc == 0, result.failures()
-    assert result.results("Render")[0]["msg"] == {"become": become, "user": user}
+    assert shown(rendered, case) == {"become": become, "user": user}
