@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Integration harness: one lab control plane per test run, one namespace per test.
+"""Integration harness: one lab control plane per test run, one namespace per test, for the tests that ask for
+the `lab` fixture (the role runs under roles/ do not: they build or run real tools on this machine).
 
 The session fixture builds the binaries when the cache lacks them (tools/build_kube_binaries.sh), brings the
 control plane up with playbooks/lab.yml in a run directory of its own, and takes it down with the same playbook
