@@ -36,15 +36,27 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("kept for a failed test: " + kept)
 
 
+def _terminal(config):
+    """Writes a line where the person running the tier reads it, past pytest's capture of fixture output."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def say(text):
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(text.rstrip("\n"))
+    return say
+
+
 @pytest.fixture(scope="session", autouse=True)
-def lab_taken_down_at_the_end():
+def lab_taken_down_at_the_end(pytestconfig):
     yield
-    take_down_a_lab_left_up("a failed test left the lab up")
+    take_down_a_lab_left_up("a failed test left the lab up", say=_terminal(pytestconfig))
 
 
 @pytest.fixture(scope="session")
-def first_run():
-    take_down_a_lab_left_up("an earlier make lab left the lab up; the first-run tests need a first run")
+def first_run(pytestconfig):
+    take_down_a_lab_left_up("an earlier make lab left the lab up; the first-run tests need a first run",
+                            say=_terminal(pytestconfig))
     return lab_sh()
 
 

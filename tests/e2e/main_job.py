@@ -87,12 +87,12 @@ def lab_is_up():
     return bool(lab_containers() or lab_network_exists() or what_is_left(RUN_DIR))
 
 
-def take_down_a_lab_left_up(why):
-    """tools/lab_down.sh when a lab is up, saying why on stderr; its run, or None when no lab was up. A teardown
-    that fails stops the caller: nothing run after it would start from what it expects."""
+def take_down_a_lab_left_up(why, say=sys.stderr.write):
+    """tools/lab_down.sh when a lab is up, saying why through say; its run, or None when no lab was up. A
+    teardown that fails stops the caller: nothing run after it would start from what it expects."""
     if not lab_is_up():
         return None
-    sys.stderr.write("e2e: %s: taking it down (tools/lab_down.sh; the cached builds stay)\n" % why)
+    say("e2e: %s: taking it down (tools/lab_down.sh; the cached builds stay)\n" % why)
     down = Run(["bash", LAB_DOWN], timeout=900)
     if down.rc != 0:
         pytest.fail("tools/lab_down.sh failed, so the lab is in no known state:\n" + down.explain(), pytrace=False)
