@@ -313,3 +313,35 @@ def become_cases(vars_files, job_user_variable, become_variable, user_variable):
         "job_user_unset": case(ansible_user="alice"),
         "connects_as_root": case(ansible_user="root", **{job_user_variable: "alice"}),
     }
+
+
+def typed_as_given(arguments):
+    """Arguments as -e takes them, as the values a user gives: name=value a string; a JSON mapping as typed."""
+    values = {}
+    for argument in arguments:
+        if argument.startswith("{"):
+            values.update(json.loads(argument))
+        else:
+            name, value = argument.split("=", 1)
+            values[name] = value
+    return values
+
+
+def check_inputs_cases(work_dir, cases, task_name):
+    """gpuops.cluster.check_inputs on each case's role, every case a host of one ansible-playbook run (connection
+    local) whose variables are the case's arguments, typed as given (typed_as_given).
+
+    cases: {case id: (role, arguments)}. Returns {case id: (the run, the check's result, the case's host)}; a
+    host whose check fails stops only itself.
+    """
+    work_dir = Path(work_dir)
+    play = {"name": "Check one role's variables", "hosts": "all", "connection": "local", "gather_facts": False,
+            "tasks": [{"name": task_name, "gpuops.cluster.check_inputs": {"roles": ["{{ checked_role }}"]}}]}
+    playbook = write_play(work_dir / "check.yml", play)
+    hosts = dict(("case%02d" % number, dict(typed_as_given(arguments), checked_role=role,
+                                            ansible_python_interpreter=sys.executable))
+                 for number, (role, arguments) in enumerate(cases.values()))
+    inventory = work_dir / "cases.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    run = run_playbook(playbook, inventory, env=local_env(work_dir, len(hosts)), timeout=300)
+    return dict((case, (run, run.result(task_name, host), host)) for case, host in zip(cases, hosts))

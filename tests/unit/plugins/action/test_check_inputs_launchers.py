@@ -1,10 +1,12 @@
 """The launcher roles' inputs, checked by the real gpuops.cluster.check_inputs action through ansible-playbook
-on localhost, with every value given as a user types it (-e name=value: a string): the argument spec's types and
-choices, then each role's meta/input_rules.yml, exactly the wrong values named, one line each, and a run with
-right values given as strings passes. The action runs on the controller, so no lab or cluster is needed; the
-stage check (playbooks/check_inputs.yml) runs on the lab's inventory without reaching its hosts.
+on this machine, with every value given as a user types it (name=value: a string, as -e gives it; JSON typed):
+the argument spec's types and choices, then each role's meta/input_rules.yml, exactly the wrong values named, one
+line each, and a run with right values given as strings passes. The action runs on the controller, so no lab or
+cluster is needed; the stage check (playbooks/check_inputs.yml) runs on the lab's inventory without reaching its
+hosts.
 
-ansible-playbook starts in about a second, mostly waiting: the runs go a few at a time.
+ansible-playbook starts in about a second: every role case is a host of one run (connection local) with its
+values as host variables, and the stage cases, each with an inventory of its own, go a few at a time.
 """
 
 import os
@@ -12,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook, write_play
+from gpuops_testlib.ansible_run import REPO_ROOT, ansible_env, run_playbook
+from gpuops_testlib.role_cases import check_inputs_cases
 
 CHECK_TASK = "Check the role's variables"
 STAGE_CHECK_TASK = "Check the variables of every role this run takes here"
@@ -20,6 +23,8 @@ LAB_INVENTORY = os.path.join(REPO_ROOT, "inventories", "lab")
 STAGE_CHECK = os.path.join(REPO_ROOT, "playbooks", "check_inputs.yml")
 VERIFY_STAGE = '{"gpuops_input_check_stages": ["verify"]}'
 LAB_HOSTS = ("localhost", "node1", "node2")
+# Stands for the inventory host a role case runs on, in the lines that name it.
+CASE_HOST = "<the case's host>"
 
 MPIJOB_IMAGE = ("the name of the benchmark's image, with OpenMPI, Horovod, the framework, sshd and "
                 "/opt/gpuops/benchmark/gpuops_benchmark.py")
@@ -257,7 +262,7 @@ CASES = {
         "job_launcher_cleanup_workers=false", "gpuops_training_expect_ranks=16",
         "job_launcher_log_path=/var/log/gpuops/job.log"], []),
 
-    # ssh_launcher: the check runs on each host with its own host variables; -e gives localhost's.
+    # ssh_launcher: the check runs on each host with its own host variables: here the case's host's.
     "ssh: no ranks per host": ("ssh_launcher", ["ssh_launcher_slots_per_host=0"], [
         line("ssh_launcher_slots_per_host", "0", "a number of ranks per host, 1 or more")]),
     "ssh: an unknown controller": ("ssh_launcher", ["ssh_launcher_controller=mpich"], [
@@ -274,7 +279,7 @@ CASES = {
         line("ssh_launcher_ssh_port", "0", "a port from 1 to 65535, the hosts' SSH port")]),
     "ssh: a host's own ranks below one": ("ssh_launcher", ["ssh_launcher_slots_per_host=4", "ssh_launcher_slots=0"], [
         line("ssh_launcher_slots", "0",
-             "a number of ranks on localhost, 1 or more, or unset for ssh_launcher_slots_per_host (4)")]),
+             "a number of ranks on %s, 1 or more, or unset for ssh_launcher_slots_per_host (4)" % CASE_HOST)]),
     "ssh: an NCCL variable in the launcher's env": ("ssh_launcher", [
         '{"ssh_launcher_env": {"NCCL_IB_DISABLE": "1"}}'], [
         line("ssh_launcher_env", '{"NCCL_IB_DISABLE": "1"}', NCCL_IN_ENV.format("NCCL_IB_DISABLE"))]),
@@ -303,7 +308,7 @@ CASES = {
         "ssh_launcher_keys_enabled=false", "ssh_launcher_key_cleanup=no", "ssh_launcher_report_enabled=true",
         "ssh_launcher_timeout=1800", "ssh_launcher_start_timeout=600", "gpuops_training_expect_ranks=2"], []),
 
-    # slurm_launcher: the check runs on the training hosts, the login host first among them; -e gives localhost's.
+    # slurm_launcher: the check runs on the training hosts, the login host first among them: here the case's host.
     "slurm: no node": ("slurm_launcher", ["slurm_launcher_nodes=0"], [
         line("slurm_launcher_nodes", "0", "a number of nodes, 1 or more")]),
     "slurm: an unknown launch method": ("slurm_launcher", ["slurm_launcher_launch=horovodrun"], [
@@ -441,33 +446,30 @@ STAGE_CASES = {
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    """{case id: (rc, the check's problem lines)} for every role case, and {case id: run} for the stage cases."""
-    play = {"name": "Check one role's variables", "hosts": "localhost", "connection": "local", "gather_facts": False,
-            "tasks": [{"name": CHECK_TASK, "gpuops.cluster.check_inputs": {"roles": ["{{ checked_role }}"]}}]}
-    playbook = write_play(tmp_path_factory.mktemp("input_rules") / "check.yml", play)
+    """{case id: (whether the check failed, its problem lines, its host)} for every role case, from one run whose
+    hosts are the cases, and {case id: run} for the stage cases."""
+    ran = check_inputs_cases(tmp_path_factory.mktemp("input_rules"),
+                             dict((case, (role, arguments)) for case, (role, arguments, _lines) in CASES.items()),
+                             CHECK_TASK)
+    roles = dict((case, (bool(result.get("failed")), result.get("problems"), host))
+                 for case, (_run, result, host) in ran.items())
     env = ansible_env()
-
-    def check_role(case):
-        role, arguments, _lines = CASES[case]
-        done = run_playbook(playbook, "localhost,", ["checked_role=" + role] + arguments, env=env, timeout=120)
-        return case, (done.rc, done.result(CHECK_TASK, "localhost").get("problems"))
 
     def check_stage(case):
         inventory, arguments, _lines = STAGE_CASES[case]
         return case, run_playbook(STAGE_CHECK, inventory, [VERIFY_STAGE] + arguments, env=env, timeout=120)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        roles = dict(pool.map(check_role, CASES))
         stages = dict(pool.map(check_stage, STAGE_CASES))
     return roles, stages
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_role_check_names_exactly_the_wrong_values_given_as_strings(checked, case):
-    rc, problems = checked[0][case]
-    expected = CASES[case][2]
+    failed, problems, host = checked[0][case]
+    expected = [line.replace(CASE_HOST, host) for line in CASES[case][2]]
     assert problems == expected
-    assert (rc != 0) == bool(expected), rc
+    assert failed == bool(expected)
 
 
 @pytest.mark.parametrize("case", list(STAGE_CASES))

@@ -1,20 +1,17 @@
 """The node roles' input rules (meta/input_rules.yml of nvidia_driver, hugepages and gpu_network), as a run meets them.
 
-Each case runs gpuops.cluster.check_inputs on localhost in its own ansible-playbook run, with the values on the
-command line as a user gives them: ``-e name=value`` makes a string, so "-3" and "false" arrive as strings; a
-list or a mapping is given as JSON. The problem lines must be exactly these: every problem, and nothing else.
+Each case runs gpuops.cluster.check_inputs as a host of one ansible-playbook run, with the values as a user gives
+them on the command line: ``-e name=value`` makes a string, so "-3" and "false" arrive as strings; a list or a
+mapping is given as JSON. The problem lines must be exactly these: every problem, and nothing else.
 """
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gpuops_testlib.ansible_run import run_playbook, write_play
+from gpuops_testlib.role_cases import check_inputs_cases
 
 CHECK_TASK = "Check the role's inputs"
-PLAY = {"name": "Check one role's inputs", "hosts": "localhost", "connection": "local", "gather_facts": False,
-        "tasks": [{"name": CHECK_TASK, "gpuops.cluster.check_inputs": {"roles": ["{{ checked_role }}"]}}]}
 
 # gpu_network's defaults leave the bond without members, which its rules refuse.
 BOND = {"gpu_network_bond_members": ["ens1f0np0", "ens1f1np1"]}
@@ -125,29 +122,19 @@ SWITCHED_OFF = {
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    """{case id or role: (the run, the check's result)} for every case of this file.
-
-    A run spends most of its second waiting on its own workers, so a few run side by side.
-    """
-    playbook = write_play(tmp_path_factory.mktemp("input_rules_nodes") / "check.yml", PLAY)
+    """{case id or role: (the run, the check's result)} for every case of this file, from one run."""
     cases = dict((case_id, (role, extra_vars)) for case_id, (role, extra_vars, _lines) in BAD.items())
     cases.update((role, (role, extra_vars)) for role, extra_vars in GOOD.items())
     cases.update((case_id, (role, extra_vars)) for case_id, (role, extra_vars, _lines) in SWITCHED_OFF.items())
-
-    def check(case):
-        role, extra_vars = case
-        run = run_playbook(playbook, extra_vars=["checked_role=" + role] + extra_vars)
-        return run, run.result(CHECK_TASK)
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        return dict(zip(cases, pool.map(check, cases.values())))
+    ran = check_inputs_cases(tmp_path_factory.mktemp("input_rules_nodes"), cases, CHECK_TASK)
+    return dict((case, (run, result)) for case, (run, result, _host) in ran.items())
 
 
 @pytest.mark.parametrize("case_id", list(BAD))
 def test_bad_values_are_named_one_line_each(checked, case_id):
     run, result = checked[case_id]
     lines = BAD[case_id][2]
-    assert run.rc != 0 and result.get("failed"), run.explain()
+    assert result.get("failed"), run.explain()
     assert result["problems"] == lines
     assert result["msg"].splitlines()[1:] == lines
 
@@ -155,7 +142,7 @@ def test_bad_values_are_named_one_line_each(checked, case_id):
 @pytest.mark.parametrize("role", sorted(GOOD))
 def test_numbers_and_booleans_given_as_strings_pass(checked, role):
     run, result = checked[role]
-    assert run.rc == 0, run.explain()
+    assert not result.get("failed"), run.explain()
     assert result["problems"] == [] and result["checked"] == [role]
 
 
@@ -164,4 +151,4 @@ def test_a_switched_off_role_is_held_to_its_types_only(checked, case_id):
     run, result = checked[case_id]
     lines = SWITCHED_OFF[case_id][2]
     assert result["problems"] == lines, run.explain()
-    assert (run.rc == 0) == (lines == []), run.explain()
+    assert (not result.get("failed")) == (lines == []), run.explain()
