@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import ansible_env, run_playbook, write_play
+from gpuops_testlib.role_cases import typed_as_given
 
 CHECK_TASK = "Check the role's variables"
 ROLES = ("gpu_node_labels", "nvidia_device_plugin", "gpu_operator", "gpu_validation", "mpi_operator",
@@ -198,18 +199,6 @@ def host_name(case_id):
     return re.sub(r"[^A-Za-z0-9]+", "_", case_id).strip("_")
 
 
-def typed_values(arguments):
-    """The variables of -e arguments as ansible-playbook reads them: name=value gives a string, JSON its types."""
-    values = {}
-    for argument in arguments:
-        if argument.startswith("{"):
-            values.update(json.loads(argument))
-        else:
-            name, value = argument.split("=", 1)
-            values[name] = value
-    return values
-
-
 CHECK_PLAY = {
     "name": "Check each case's role",
     "hosts": "cases",
@@ -223,7 +212,7 @@ def checked(tmp_path_factory):
     """{case id: its host's share of one run}: each case is an inventory host whose variables are the case's
     values, strings as -e gives them, so every case costs one fork rather than one ansible-playbook."""
     work_dir = tmp_path_factory.mktemp("input_rules_gpu_stack")
-    hosts = dict((host_name(case_id), dict(typed_values(arguments), ansible_connection="local", case_roles=[role]))
+    hosts = dict((host_name(case_id), dict(typed_as_given(arguments), ansible_connection="local", case_roles=[role]))
                  for case_id, role, arguments, _problems in CASES)
     inventory = work_dir / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"cases": {"hosts": hosts}}}}, sort_keys=False))
