@@ -13,7 +13,9 @@ import pytest
 from gpuops_testlib.kept_logs import keep_what_explains
 from main_job import kubectl, lab_sh, take_down_a_lab_left_up
 
-KEPT = []
+# {failure text: the folder its logs were kept in}: a session fixture that failed fails every test that uses it
+# with the same text, and its logs are copied once, not once per test.
+KEPT = {}
 
 
 def pytest_collection_modifyitems(items):
@@ -26,13 +28,14 @@ def pytest_runtest_makereport(item, call):  # pylint: disable=unused-argument
     """A failed test's logs are copied out while its pods and files are still there."""
     report = (yield).get_result()
     if report.failed:
-        kept = keep_what_explains(item.nodeid, scratch=item.funcargs.get("tmp_path"), kubectl=kubectl)
-        KEPT.append(kept)
-        report.sections.append(("kept", "the logs that explain this failure: " + kept))
+        if report.longreprtext not in KEPT:
+            KEPT[report.longreprtext] = keep_what_explains(item.nodeid, scratch=item.funcargs.get("tmp_path"),
+                                                           kubectl=kubectl)
+        report.sections.append(("kept", "the logs that explain this failure: " + KEPT[report.longreprtext]))
 
 
 def pytest_terminal_summary(terminalreporter):
-    for kept in KEPT:
+    for kept in KEPT.values():
         terminalreporter.write_line("kept for a failed test: " + kept)
 
 
