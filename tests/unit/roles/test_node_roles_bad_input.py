@@ -82,5 +82,5 @@ def test_unsupported_platform_is_refused_by_name(rendered, role):
     result = rendered[host_name("sles15_" + role)]
     [(task, failure)] = result.failed()
     assert task == "Check that this platform is supported"
-    assert "SLES 15.5" in failure["msg"] and "RHEL 7/8/9, Ubuntu 20.04/22.04/24.04, DGX OS and Debian 12" in failure["msg"]
+    assert "SLES 15.5" in failure["msg"] and "RHEL 8/9, Ubuntu 20.04/22.04/24.04, DGX OS and Debian 12" in failure["msg"]
     assert result.changed() == []
