@@ -37,7 +37,9 @@ test:
 unit sanity lint molecule integration e2e pytorch-horovod:
 	bash tools/test.sh $@
 
-# Lab control plane (etcd, kube-*, kwok fake nodes, MPI Operator) built from the Go module proxy; see docs/lab.md.
+# The lab's control plane alone (etcd and the kube-* components, started by kwokctl), built from the Go module
+# proxy. With inventories/lab it makes no kwok fake nodes and starts no MPI Operator: the lab's nodes are the
+# containers make lab runs, each with a real kubelet, and the operator runs in a pod there. See docs/lab.md.
 .PHONY: kube-binaries lab-control-plane lab-control-plane-down bench-lab-start
 kube-binaries:
 	bash tools/build_kube_binaries.sh
