@@ -14,6 +14,7 @@ import time
 import pytest
 from kubernetes import client as k8s_client
 
+from gpuops_testlib.lab_leftovers import processes_of_run
 from gpuops_testlib.waiting import wait_for
 
 GPU = "nvidia.com/gpu"
@@ -50,6 +51,17 @@ def test_fake_nodes_mirror_the_lab_inventory(lab):
     for node in nodes.values():
         ready = [c for c in node.status.conditions if c.type == "Ready"]
         assert ready and ready[0].status == "True", node.metadata.name
+
+
+def test_the_controller_manager_and_the_scheduler_run_without_leader_election(lab):
+    """Alone in the lab, they have nobody to hand over to: with leader election, a lease renewal that misses its
+    deadline on a loaded machine makes the process exit, and nothing starts it again."""
+    flags = {}
+    for pid, program in processes_of_run(lab.run_dir).items():
+        if program in ("kube-controller-manager", "kube-scheduler"):
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                flags[program] = [part.decode() for part in handle.read().split(b"\0") if part.startswith(b"--leader")]
+    assert flags == {"kube-controller-manager": ["--leader-elect=false"], "kube-scheduler": ["--leader-elect=false"]}
 
 
 def test_gpu_pods_are_scheduled_only_onto_gpu_nodes(lab, namespace):
