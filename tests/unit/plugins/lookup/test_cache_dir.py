@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cache folder on the controller has one owner, the cache_dir lookup: every role default and lab variable that
+places a file under it renders under ~/.cache/gpuops when GPUOPS_CACHE is set but empty (as the build scripts'
+${GPUOPS_CACHE:-...} has it), never under /.
+
+Each variables file is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases),
+with HOME a scratch folder.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuops_testlib.ansible_run import REPO_ROOT
+from gpuops_testlib.role_cases import run_task_cases, shown
+
+# Each variables file that takes a path from the cache folder, and the path variables it defines.
+CACHE_PATHS = {
+    "roles/mpijob_launcher/defaults/main.yml": ["mpijob_launcher_log_path", "mpijob_launcher_report_path"],
+    "roles/tfjob_launcher/defaults/main.yml": ["tfjob_launcher_log_path", "tfjob_launcher_report_path"],
+    "roles/pytorchjob_launcher/defaults/main.yml": ["pytorchjob_launcher_log_path", "pytorchjob_launcher_report_path"],
+    "roles/pod_launcher/defaults/main.yml": ["pod_launcher_log_path", "pod_launcher_report_path"],
+    "roles/job_launcher/defaults/main.yml": ["job_launcher_log_path", "job_launcher_report_path"],
+    "roles/ssh_launcher/defaults/main.yml": ["ssh_launcher_log_dir"],
+    "roles/slurm_launcher/defaults/main.yml": ["slurm_launcher_log_dir"],
+    "roles/training_sweep/defaults/main.yml": ["training_sweep_dir"],
+    "roles/versions_report/defaults/main.yml": ["versions_report_path"],
+    "lab/roles/lab_control_plane/defaults/main.yml": ["lab_control_plane_cache_dir", "lab_control_plane_run_dir",
+                                                      "lab_control_plane_kubeconfig"],
+    "lab/roles/lab_kube_node/defaults/main.yml": ["lab_kube_node_cache_dir", "lab_kube_node_control_plane_dir"],
+    "lab/roles/lab_slurm/defaults/main.yml": ["lab_slurm_cache_dir", "lab_slurm_key_dir"],
+    "inventories/lab/group_vars/all.yml": ["lab_state_dir", "lab_cache_dir"],
+}
+# Where the roles, the lab and the inventories could name the cache.
+SEARCHED = ["roles", "lab", "inventories", "playbooks", "molecule"]
+
+
+def case_name(variables_file):
+    return re.sub(r"[^a-z0-9]+", "_", variables_file.replace("/defaults/main.yml", ""))
+
+
+def rendered_paths(variables_file, names):
+    """A case that loads one variables file and shows its path variables."""
+    tasks = [{"name": "Variables", "ansible.builtin.include_vars": str(Path(REPO_ROOT) / variables_file)},
+             {"name": "Render", "ansible.builtin.debug": {"msg": dict((name, "{{ %s }}" % name) for name in names)}}]
+    return tasks, {}
+
+
+def yaml_files():
+    for top in SEARCHED:
+        for path in sorted((Path(REPO_ROOT) / top).rglob("*.yml")):
+            yield str(path.relative_to(REPO_ROOT)), path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, home):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("GPUOPS_CACHE", "")
+        return run_task_cases(tmp_path_factory.mktemp("cache_dir"), dict(
+            (case_name(variables_file), rendered_paths(variables_file, names))
+            for variables_file, names in CACHE_PATHS.items()))
+
+
+@pytest.mark.parametrize("variables_file", sorted(CACHE_PATHS))
+def test_an_empty_gpuops_cache_puts_every_path_under_the_home_cache_not_under_the_root(ran, home, variables_file):
+    cache = str(home / ".cache" / "gpuops")
+    paths = shown(ran, case_name(variables_file))
+    assert sorted(paths) == sorted(CACHE_PATHS[variables_file])
+    assert [path for path in paths.values() if path != cache and not path.startswith(cache + "/")] == []
+
+
+def test_only_the_lookup_reads_gpuops_cache():
+    assert [name for name, text in yaml_files() if "'GPUOPS_CACHE'" in text] == []
+
+
+def test_every_file_that_takes_a_path_from_the_cache_is_rendered_here():
+    assert sorted(name for name, text in yaml_files() if "lookup('gpuops.cluster.cache_dir'" in text) == sorted(CACHE_PATHS)
