@@ -23,6 +23,7 @@ __metaclass__ = type
 import time
 from collections import namedtuple
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.wait import FAILED, TIMED_OUT, wait_for
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.applied_spec import spec_differences, with_applied_spec
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import (
     JobFailedError,
@@ -37,7 +38,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.status import 
     conditions,
     pod_summary,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s import wait as k8s_wait
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.retry import RETRIES_DEFAULT, call_with_retries
 
@@ -84,8 +84,8 @@ def _waiting(kind, namespace, name):
 
 def _wait_gone(kind, api, namespace, name, settings):
     look = _retried(settings, _waiting(kind, namespace, name) + " to be gone", lambda: api.get(namespace, name))
-    return k8s_wait.wait_for(look, lambda job: job is None,
-                             timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+    return wait_for(look, lambda job: job is None,
+                    timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
 
 
 def _status_fields(kind, observation):
@@ -170,9 +170,9 @@ def _wait_and_report(kind, api, namespace, name, settings, result):
     what = _waiting(kind, namespace, name)
     look = _retried(settings, what, lambda: observe(kind, api, namespace, name, settings.now))
     try:
-        outcome = k8s_wait.wait_for(look, WAIT_PREDICATES[settings.wait_for],
-                                    wait_failure(kind, settings.fail_on_unschedulable),
-                                    timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
+        outcome = wait_for(look, WAIT_PREDICATES[settings.wait_for],
+                           wait_failure(kind, settings.fail_on_unschedulable),
+                           timeout=settings.wait_timeout, interval=settings.wait_sleep, ticks=settings.ticks())
     except ApiError as error:
         # The job may have been created: the result says so beside the error.
         raise ApiError(str(error), status=error.status, server=error.server, **result)
@@ -184,13 +184,13 @@ def _wait_and_report(kind, api, namespace, name, settings, result):
     result.update(_log_fields(kind, log))
     if kind.replica_logs:
         result["replica_logs"] = replica_logs(kind, api, namespace, observation.pods, settings.log_lines)
-    if outcome.outcome == k8s_wait.FAILED:
+    if outcome.outcome == FAILED:
         result["reason"] = outcome.reason
         result["detected_at"] = observation.at
         result.update(_retried(settings, what, lambda: failure_details(kind, api, namespace, name, observation))())
         raise JobFailedError("{0} {1}/{2} FAILED after {3:.1f} s: {4}".format(
             kind.kind, namespace, name, outcome.elapsed, outcome.reason), **result)
-    if outcome.outcome == k8s_wait.TIMED_OUT:
+    if outcome.outcome == TIMED_OUT:
         raise WaitTimeoutError("timed out after {0} s waiting for {1} {2}/{3} to be {4}; it is {5} "
                                "(pods: {6})".format(settings.wait_timeout, kind.kind, namespace, name, settings.wait_for,
                                                     result["phase"], _pods_text(result["pods"])), **result)

@@ -16,7 +16,7 @@ import tempfile
 import time
 from shlex import quote
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.wait import FAILED, clock, wait_for
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.wait import FAILED, clock, wait_for
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm import state as slurm_state
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.errors import (
     InvalidOptionsError, JobFailedError, WaitTimeoutError)

@@ -13,7 +13,7 @@ Three sources, read as Slurm 22.05 prints them:
   ``NodeList=``, ``StdOut=``), without steps, kept ``MinJobAge`` seconds after the job ends.
 * ``squeue --format=%i|%T|%r|%N|%j``: the queue, for a job of the same name still pending or running.
 
-The failure predicate is asked before the success one (k8s.wait.wait_for): a job in a failed state, a step that
+The failure predicate is asked before the success one (common.wait.wait_for): a job in a failed state, a step that
 failed while the job still runs (a rank killed), or a job pending for a reason Slurm never gets past, ends the wait
 at once with its reason.
 """

@@ -2,10 +2,10 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Waiting on Kubernetes objects with a success predicate and a failure predicate.
+"""Waiting with a deadline, on a success predicate and a failure predicate: a Kubernetes job, a Slurm job.
 
-Plain Python, no Ansible and no Kubernetes client: the caller supplies `observe()` (one look at the
-cluster, returning whatever its predicates understand) and the predicates themselves.
+Plain Python, no Ansible and no client of any kind: the caller supplies `observe()` (one look at the
+thing waited on, returning whatever its predicates understand) and the predicates themselves.
 
 A generic wait (kubernetes.core's `wait_condition`) knows only the condition it waits for, so a job
 that has already failed keeps it waiting until the timeout. Here every observation is first given to
