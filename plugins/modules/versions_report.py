@@ -239,13 +239,13 @@ path:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.files import file_state, write_file
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError, api_error, is_not_found, server_of
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
     connection_argument_spec,
     request_timeout_problems,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import file_state, write_file
 from ansible_collections.gpuops.cluster.plugins.module_utils.versions_report import (
     CLUSTER_COMPONENTS,
     build_report,

@@ -5,4 +5,5 @@
 """What several concerns of this collection use, owned here once; it imports no other package of the collection:
 
 * ``wait``: waiting with a deadline, the failure predicate asked before the success one (jobs, slurm);
+* ``files``: files written whole, with a mode, when their content or mode changes (training, versions_report, slurm);
 """

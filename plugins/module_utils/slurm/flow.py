@@ -12,10 +12,10 @@ __metaclass__ = type
 
 import io
 import os
-import tempfile
 import time
 from shlex import quote
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.files import write_file
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.wait import FAILED, clock, wait_for
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm import state as slurm_state
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.errors import (
@@ -24,6 +24,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.options impor
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.output import quoted_end, tail
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.script import (
     batch_script, expand_output, launch_command, output_pattern, ranks, script_path)
+
+# The script may carry the environment's secrets.
+SCRIPT_MODE = 0o600
 
 
 def _read(path):
@@ -35,21 +38,11 @@ def _read(path):
 
 
 def _write(path, text):
-    """Replace the file at once; mode 0600, as the script may carry the environment's secrets. Its folder is made
-    when missing."""
+    """Replace the file at once, with SCRIPT_MODE; its folder is made when missing."""
     folder = os.path.dirname(path)
     if not os.path.isdir(folder):
         os.makedirs(folder, 0o755)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".")
-    try:
-        with os.fdopen(handle, "w") as written:
-            written.write(text)
-        os.chmod(temporary, 0o600)
-        os.rename(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_file(path, text.encode("utf-8"), SCRIPT_MODE)
 
 
 def _with_output(message, result):

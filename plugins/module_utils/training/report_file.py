@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The report and chart files: JSON text, what changed, an atomic replace with mode 0644."""
+"""The report and chart files: JSON text, and each file written when its content or mode changes (common.files)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,10 +10,9 @@ __metaclass__ = type
 
 import hashlib
 import json
-import os
-import tempfile
 
-REPORT_MODE = 0o644
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.files import file_state, write_file
+
 # Figures are converted this many at a time: a long run's series never exists as Python floats at once.
 _CHUNK = 65536
 _PLACEHOLDER = "\x00iterations\x00"
@@ -46,33 +45,6 @@ def report_json(report):
     plain["iterations"] = _PLACEHOLDER
     head, _placeholder, tail = json.dumps(plain, indent=2, sort_keys=True).partition(json.dumps(_PLACEHOLDER))
     return head + _series_json(report.get("iterations") or []) + tail + "\n"
-
-
-def file_state(path, content, mode=REPORT_MODE):
-    """(changed, previous bytes or None) for writing content with mode at path."""
-    try:
-        with open(path, "rb") as handle:
-            previous = handle.read()
-    except (IOError, OSError):
-        return True, None
-    if previous != content:
-        return True, previous
-    return (os.stat(path).st_mode & 0o7777) != mode, previous
-
-
-def write_file(path, content, mode=REPORT_MODE):
-    """Replace path atomically with content, then set mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".training_report.", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.chmod(temporary, mode)
-        os.rename(temporary, path)
-    except Exception:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def binary_summary(content):

@@ -4,14 +4,13 @@
 
 import json
 import os
-import stat
 
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.chart import render_chart
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import file_state, report_json, write_file
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.report_file import report_json
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
@@ -267,18 +266,6 @@ def test_chart_without_iterations_shows_bars_per_rank():
     # covered by the module's idempotence test.
     bars = render_chart(report_from_text("Rank 0: Img/sec per CPU: 5.0 +-0.1\nRank 1: Img/sec per CPU: 4.0 +-0.1\n", {}))
     assert bars[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_file_state_and_write(tmp_path):
-    path = str(tmp_path / "report.json")
-    assert file_state(path, b"one") == (True, None)
-    write_file(path, b"one")
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
-    assert file_state(path, b"one") == (False, b"one")
-    assert file_state(path, b"two") == (True, b"one")
-    os.chmod(path, 0o600)
-    assert file_state(path, b"one") == (True, b"one")
-    assert os.listdir(str(tmp_path)) == ["report.json"]
 
 
 def test_signs_of_trouble_in_the_log_become_warnings():
