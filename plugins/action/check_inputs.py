@@ -22,10 +22,10 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import lookup_loader
 from ansible.template import Templar, trust_as_template
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
     SITE_OPTIONS, SITE_RULES, STAGES, parts_to_check,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import NOT_SET, Problem, convert_all
 
 _COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _ROLE_PREFIX = "gpuops.cluster."

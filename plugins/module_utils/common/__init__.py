@@ -6,4 +6,6 @@
 
 * ``wait``: waiting with a deadline, the failure predicate asked before the success one (jobs, slurm);
 * ``files``: files written whole, with a mode, when their content or mode changes (training, versions_report, slurm);
+* ``values``: values converted as users give them, the one-line Problem naming what is wrong, and a YAML value
+  as the API's text (the input check, the sweep plan, slurm's options, the pod and node specs).
 """

@@ -14,7 +14,8 @@ import copy
 import re
 from collections import namedtuple
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, api_text, is_dns1123_subdomain
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import api_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import TAINT_EFFECTS, is_dns1123_subdomain
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.quantities import (
     is_counted,
     is_hugepages,

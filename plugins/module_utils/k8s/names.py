@@ -25,15 +25,6 @@ DNS1035_LABEL_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def api_text(value):
-    """Label, selector and env values are strings in the API; YAML hands over numbers and booleans."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return value
-
-
 def is_dns1123_subdomain(name):
     return len(name) <= DNS1123_SUBDOMAIN_MAX_LENGTH and bool(DNS1123_SUBDOMAIN_RE.match(name))
 

@@ -12,9 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import api_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import (
     TAINT_EFFECTS,
-    api_text,
     label_value_problems,
     qualified_name_problems,
 )

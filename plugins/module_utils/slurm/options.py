@@ -15,7 +15,7 @@ __metaclass__ = type
 import copy
 import re
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import Problem
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import Problem
 
 LAUNCHES = ("srun", "mpirun")
 MPI_TYPES = ("pmix", "pmi2")

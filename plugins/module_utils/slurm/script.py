@@ -16,7 +16,7 @@ __metaclass__ = type
 import os
 from shlex import quote
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.names import api_text
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import api_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.slurm.options import given
 
 SCRIPT_SUFFIX = ".sbatch"

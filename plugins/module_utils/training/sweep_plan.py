@@ -12,8 +12,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import LAUNCHERS
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import NOT_SET, Problem, convert
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
 FLOORS_VARIABLE = "gpuops_sweep_min_efficiency"

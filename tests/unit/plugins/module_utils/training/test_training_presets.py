@@ -8,8 +8,8 @@ import os
 import pytest
 import yaml
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import convert
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import SITE_OPTIONS
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.values import convert
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import presets
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines

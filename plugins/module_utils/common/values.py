@@ -2,12 +2,13 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""A run's input values, converted to the types an argument spec names, and the words for what is wrong.
+"""Values as users give them, converted to the types an argument spec names, and the words for what is wrong.
 
-Plain Python: the gpuops.cluster.check_inputs action gathers the values and evaluates the rules' Jinja.
-Values arrive as users give them: ``-e name=3`` and INI inventories give strings, so a number or a
-boolean may be a string here; it is converted as Ansible's own argument specs convert it, or it is a
-problem. Every problem is one line: the variable, the value it got, and what was expected.
+Plain Python: the gpuops.cluster.check_inputs action gathers a run's values and evaluates the rules' Jinja; the
+sweep plan and slurm_job's options word their problems the same way. Values arrive as users give them:
+``-e name=3`` and INI inventories give strings, so a number or a boolean may be a string here; it is converted
+as Ansible's own argument specs convert it, or it is a problem. Every problem is one line: the variable, the
+value it got, and what was expected.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -136,3 +137,13 @@ def convert_all(options, values):
         else:
             problems.append(problem)
     return converted, problems
+
+
+def api_text(value):
+    """Label, selector and env values are strings in the API (and in a script's environment); YAML hands over
+    numbers and booleans."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
