@@ -13,14 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import HOST_LAUNCHERS, LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import PRECISIONS, PRESET_NAMES
 
 STAGES = ("nodes", "gpu_stack", "verify")
-
-# Every launcher gpuops_launcher may name; the scaling sweep (training.sweep_plan) places ranks for each of them.
-LAUNCHERS = ("mpijob", "tfjob", "pytorchjob", "pod", "job", "ssh", "slurm")
-# The launchers that run on the hosts of gpuops_training_hosts rather than through the Kubernetes API.
-HOST_LAUNCHERS = ("ssh", "slurm")
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
 SITE_OPTIONS = {

@@ -13,7 +13,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import LAUNCHERS
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
 FLOORS_VARIABLE = "gpuops_sweep_min_efficiency"

@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import (
     SHAPES, SweepError, check_floors, check_ranks, placement, plan_sweep, written_variables,
 )
