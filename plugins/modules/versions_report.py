@@ -241,28 +241,20 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.files import file_state, write_file
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.client import api_client
-from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError, api_error, is_not_found, server_of
+from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import KubernetesError
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.options import (
     connection_argument_spec,
     request_timeout_problems,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.versions_report import (
+from ansible_collections.gpuops.cluster.plugins.module_utils.versions_report.kubernetes_api import VersionsApi, observe
+from ansible_collections.gpuops.cluster.plugins.module_utils.versions_report.report import (
     CLUSTER_COMPONENTS,
     build_report,
     normalize_nodes,
     normalize_pins,
-    observation,
-    observe_helm_chart,
-    observe_workload,
     report_json,
 )
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-
-# The labels the mpi_operator and training_operator roles write on every object they apply.
-VERSION_LABELS = {
-    "mpi_operator": "gpuops.io/mpi-operator-version",
-    "training_operator": "gpuops.io/training-operator-version",
-}
 
 
 def _location(**defaults):
@@ -287,75 +279,8 @@ def argument_spec():
     return spec
 
 
-class VersionsApi(object):
-    """The reads of the report over a kubernetes.client.ApiClient, as plain dicts; a missing object is None."""
-
-    def __init__(self, client, request_timeout=None):
-        self._client = client
-        self._timeout = request_timeout
-        self._server = server_of(client)
-
-    def _get(self, what, path, path_params=None, query=None, missing_ok=False):
-        try:
-            return self._client.call_api(
-                path, "GET",
-                path_params=path_params or {},
-                query_params=query or [],
-                header_params={"Accept": "application/json"},
-                response_type="object",
-                auth_settings=["BearerToken"],
-                _return_http_data_only=True,
-                _request_timeout=self._timeout,
-            )
-        except Exception as error:  # ApiException, or a connection error from urllib3
-            if missing_ok and is_not_found(error):
-                return None
-            raise api_error(what, error, self._server)
-
-    def list_nodes(self):
-        return self._get("listing nodes", "/api/v1/nodes").get("items") or []
-
-    def read_daemonset(self, namespace, name):
-        return self._get("reading DaemonSet {0}/{1}".format(namespace, name),
-                         "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}",
-                         {"namespace": namespace, "name": name}, missing_ok=True)
-
-    def read_deployment(self, namespace, name):
-        return self._get("reading Deployment {0}/{1}".format(namespace, name),
-                         "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
-                         {"namespace": namespace, "name": name}, missing_ok=True)
-
-    def list_helm_releases(self, namespace, release):
-        """The Secrets of the release's deployed revision(s): Helm's default storage."""
-        selector = "owner=helm,name={0},status=deployed".format(release)
-        answer = self._get("listing the Helm release records of {0}/{1}".format(namespace, release),
-                           "/api/v1/namespaces/{namespace}/secrets", {"namespace": namespace},
-                           query=[("labelSelector", selector)])
-        return answer.get("items") or []
-
-
 def versions_api(module):
     return VersionsApi(api_client(module), request_timeout=module.params["request_timeout"])
-
-
-def observe(api, component, params):
-    """What the cluster shows of one component."""
-    where = params[component]
-    if component == "nvidia_device_plugin":
-        return observe_workload(api.read_daemonset(where["namespace"], where["name"]),
-                                "{namespace}/{name}".format(**where))
-    if component == "gpu_operator":
-        release = "{namespace}/{release_name}".format(**where)
-        seen = observe_helm_chart(api.list_helm_releases(where["namespace"], where["release_name"]), release)
-        if seen is not None:
-            return seen
-        seen = observe_workload(api.read_deployment(where["namespace"], where["deployment"]),
-                                "{namespace}/{deployment}".format(**where))
-        if not seen["found"]:
-            return observation(release, found=False, note="no Helm release, no Deployment " + where["deployment"])
-        return seen
-    return observe_workload(api.read_deployment(where["namespace"], where["name"]),
-                            "{namespace}/{name}".format(**where), VERSION_LABELS[component])
 
 
 def _read_cluster(module, make_api):

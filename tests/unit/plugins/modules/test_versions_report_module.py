@@ -14,7 +14,6 @@ import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.k8s.errors import ApiError
 from ansible_collections.gpuops.cluster.plugins.modules import versions_report
-from gpuops_testlib.fake_api_client import RecordingApiClient, api_exception
 from gpuops_testlib.fake_node_api import FakeNodeApi, node
 from gpuops_testlib.module_exit import catch_exits, run_k8s_module
 from gpuops_testlib.versions_report_cases import (
@@ -209,36 +208,3 @@ def test_a_report_that_cannot_be_written_fails_saying_where(tmp_path):
     assert outcome.result["msg"].startswith("cannot write the versions report {0}: ".format(
         tmp_path / "missing" / "versions.json"))
     assert outcome.result["changed"] is False
-
-
-# ---------------------------------------------------------------------------------------------
-# The API adapter: what it sends through the ApiClient
-
-
-def test_the_adapter_reads_with_gets_and_a_missing_object_is_none():
-    client = RecordingApiClient(answer={"kind": "Deployment"})
-    api = versions_report.VersionsApi(client, request_timeout=7)
-    assert api.read_deployment("kubeflow", "training-operator") == {"kind": "Deployment"}
-    ((path, method, kwargs),) = client.calls
-    assert (path, method) == ("/apis/apps/v1/namespaces/{namespace}/deployments/{name}", "GET")
-    assert kwargs["path_params"] == {"namespace": "kubeflow", "name": "training-operator"}
-    assert kwargs["_request_timeout"] == 7
-
-    client = RecordingApiClient(answer={"items": [{"metadata": {"name": "sh.helm.release.v1.gpu-operator.v3"}}]})
-    assert len(versions_report.VersionsApi(client).list_helm_releases("gpu-operator", "gpu-operator")) == 1
-    ((path, method, kwargs),) = client.calls
-    assert path == "/api/v1/namespaces/{namespace}/secrets"
-    assert kwargs["query_params"] == [("labelSelector", "owner=helm,name=gpu-operator,status=deployed")]
-
-    missing = RecordingApiClient(error=api_exception(404, "Not Found", "daemonsets.apps \\\"x\\\" not found"))
-    assert versions_report.VersionsApi(missing).read_daemonset("ns", "x") is None
-
-
-def test_the_adapter_names_the_failed_read():
-    forbidden = RecordingApiClient(error=api_exception(403, "Forbidden", "secrets is forbidden"))
-    with pytest.raises(ApiError) as caught:
-        versions_report.VersionsApi(forbidden).list_helm_releases("gpu-operator", "gpu-operator")
-    assert str(caught.value) == ("listing the Helm release records of gpu-operator/gpu-operator: "
-                                 "HTTP 403 Forbidden: secrets is forbidden")
-    with pytest.raises(ApiError):  # a missing node list is not an answer
-        versions_report.VersionsApi(RecordingApiClient(error=api_exception(404, "Not Found", "x"))).list_nodes()

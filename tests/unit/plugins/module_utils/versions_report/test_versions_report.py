@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils import versions_report as vr
+from ansible_collections.gpuops.cluster.plugins.module_utils.versions_report import report as vr
 from gpuops_testlib.versions_report_cases import EXAMPLE_TABLE, GPU, PINS, helm_secret, workload
 
 

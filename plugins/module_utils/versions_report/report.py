@@ -4,7 +4,7 @@
 
 """The versions report behind gpuops.cluster.versions_report: what each node and the cluster run, against the pins.
 
-Plain Python, no Ansible. The module reads the Nodes and the components' objects; here they become rows
+Plain Python, no Ansible. kubernetes_api reads the Nodes and the components' objects; here they become rows
 (component, where, observed, pinned, status), one fixed-width table and one JSON-able dict.
 
 A status is one of:
