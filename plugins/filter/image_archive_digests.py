@@ -47,7 +47,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.image_archive import ArchiveError, read_archive
+from ansible_collections.gpuops.cluster.plugins.module_utils.image_archive.archives import ArchiveError, read_archive
 
 
 def _read(image):

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Tiny image archives built with tarfile, as podman save writes them (docker-archive, oci-archive), for the unit
-tests of plugins/module_utils/image_archive.py and the image_archive module."""
+tests of plugins/module_utils/image_archive/archives.py and the image_archive module."""
 
 from __future__ import absolute_import, division, print_function
 

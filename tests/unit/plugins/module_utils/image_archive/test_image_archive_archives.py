@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.image_archive import (
+from ansible_collections.gpuops.cluster.plugins.module_utils.image_archive.archives import (
     ArchiveError, config_digest, normalize_name, plan, read_archive)
 from gpuops_testlib.image_archives import CONFIG_DIGEST, docker_archive, oci_archive, write_tar
 
