@@ -9,51 +9,24 @@
 # Kubernetes build uses ($GPUOPS_CACHE/go/{mod,build}), so shared dependencies are fetched and compiled once.
 set -euo pipefail
 
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 HELM_VERSION="${HELM_VERSION:-$(pinned helm)}"
 GO="${GO:-/usr/local/go/bin/go}"
-GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 
 bin_dir="$GPUOPS_CACHE/helm/$HELM_VERSION/bin"
 helm="$bin_dir/helm"
+log() { printf 'build: %s\n' "$*" >&2; }
 
-case "${1:-}" in
-    --print)
-        echo "$helm"
-        exit 0
-        ;;
-    --check)
-        [[ -x "$helm" ]]
-        exit $?
-        ;;
-    "") ;;
-    *)
-        echo "usage: $0 [--print|--check]" >&2
-        exit 2
-        ;;
-esac
-
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
-hold_build_lock helm
-if [[ -x "$helm" ]]; then
-    echo "build: helm $HELM_VERSION cached" >&2
-    echo "$helm"
-    exit 0
-fi
+print_or_check "${1:-}" --print --check "$helm" test -x "$helm"
+reuse_cached helm "$helm" "helm $HELM_VERSION cached" test -x "$helm"
 
 if [[ ! -x "$GO" ]]; then
     echo "build: no Go toolchain at $GO (set GO=/path/to/go)" >&2
     exit 1
 fi
 
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-export GOMODCACHE="$GPUOPS_CACHE/go/mod"
-export GOCACHE="$GPUOPS_CACHE/go/build"
-export GOFLAGS="-buildvcs=false"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+go_build_env 0
 mkdir -p "$bin_dir" "$GOMODCACHE" "$GOCACHE"
 
 start="$(date +%s.%N)"

@@ -21,11 +21,10 @@
 # The compile itself is roles/benchmark_image/files/horovod_wheel.sh, the recipe the benchmark image runs
 # too (with the two fixes Horovod 0.28.1's sdist needs today).
 set -euo pipefail
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
 # The wheel must match the nodes' Python ABI: the lab nodes and this host are Debian 12, whose
 # python3 is 3.11. Another interpreter can be given for other node images.
 python=${GPUOPS_HOROVOD_PYTHON:-/usr/bin/python3}
@@ -81,21 +80,14 @@ key=horovod-$horovod_version-$framework-$framework_version-py$python_version-$ke
 if [ "$framework_only" = true ]; then
     key=$framework_package-$framework_version-py$python_version-$(printf '%s\n' "$pinned_requirements" | sha256sum | cut -c1-12)
 fi
-wheelhouse=$cache_root/wheels/$key
+wheelhouse=$GPUOPS_CACHE/wheels/$key
 
 if [ "$print_dir_only" = true ]; then
     echo "$wheelhouse"
     exit 0
 fi
 
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
-hold_build_lock horovod
-if [ -f "$wheelhouse/BUILD-INFO" ]; then
-    log "present: $wheelhouse"
-    echo "$wheelhouse"
-    exit 0
-fi
+reuse_cached horovod "$wheelhouse" "present: $wheelhouse" test -f "$wheelhouse/BUILD-INFO"
 
 # Debian packages the build needs: a C++ compiler, OpenMPI's headers and mpicxx, Python headers.
 build_packages=(g++ make libopenmpi-dev openmpi-bin python3-dev python3-venv)
@@ -112,8 +104,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 started=$(date +%s)
-mkdir -p "$cache_root/wheels"
-work=$(mktemp -d "$cache_root/wheels/.build-$framework.XXXXXX")
+mkdir -p "$GPUOPS_CACHE/wheels"
+work=$(mktemp -d "$GPUOPS_CACHE/wheels/.build-$framework.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 staging=$work/wheelhouse
 mkdir -p "$staging" "$work/build-tools" "$work/dist"

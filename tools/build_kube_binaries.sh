@@ -12,8 +12,8 @@
 # There is no registry here: nothing is downloaded except Go modules through GOPROXY.
 set -euo pipefail
 
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 KUBE_VERSION="${KUBE_VERSION:-$(pinned kubernetes)}"
 KUBE_STAGING_VERSION="${KUBE_STAGING_VERSION:-$(pinned kubernetes_staging)}"
 ETCD_VERSION="${ETCD_VERSION:-$(pinned etcd)}"
@@ -22,7 +22,6 @@ MPI_OPERATOR_VERSION="${MPI_OPERATOR_VERSION:-$(pinned mpi_operator)}"
 COREDNS_VERSION="${COREDNS_VERSION:-$(pinned coredns)}"
 
 GO="${GO:-/usr/local/go/bin/go}"
-GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 
 go_version="$("$GO" env GOVERSION)"
 version_key="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_mpiop-${MPI_OPERATOR_VERSION}_coredns-${COREDNS_VERSION}_${go_version}"
@@ -66,15 +65,8 @@ case "${1:-}" in
         ;;
 esac
 
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
 hold_build_lock kube-binaries
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-export GOMODCACHE="$GPUOPS_CACHE/go/mod"
-export GOCACHE="$GPUOPS_CACHE/go/build"
-export GOFLAGS="-buildvcs=false"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+go_build_env 0
 mkdir -p "$bin_dir" "$src_dir" "$GOMODCACHE" "$GOCACHE"
 
 now() { date +%s.%N; }

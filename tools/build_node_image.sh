@@ -4,7 +4,8 @@
 # result is already there, so a warm run takes a second and a fresh machine rebuilds from scratch.
 set -euo pipefail
 
-cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # The packages a lab node needs for the node roles to converge on it for real: sshd and python3
 # for Ansible, iproute2/ifupdown/kmod/procps for the network and hugepages checks, and containerd,
@@ -17,7 +18,7 @@ node_packages=python3,openssh-server,iproute2,ifupdown,kmod,procps,sudo,ca-certi
 slurm_packages="munge slurmctld slurmd slurm-client"
 image_key=$(printf '%s\n' "bookworm" "$node_packages" "$slurm_packages" "package lists kept" | sha256sum | cut -c1-12)
 image_name=${GPUOPS_NODE_IMAGE:-localhost/gpuops-node:debian12-$image_key}
-tarball=$cache_root/images/gpuops-node-debian12-$image_key.tar
+tarball=$GPUOPS_CACHE/images/gpuops-node-debian12-$image_key.tar
 
 log() { printf '[node-image] %s\n' "$*"; }
 
@@ -27,18 +28,11 @@ if [ "${1:-}" = --name ]; then
     exit 0
 fi
 
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
-hold_build_lock node-image
-if podman image exists "$image_name"; then
-    log "present: $image_name"
-    echo "$image_name"
-    exit 0
-fi
+reuse_cached node-image "$image_name" "present: $image_name" podman image exists "$image_name"
 
 if [ ! -s "$tarball" ]; then
     started=$(date +%s)
-    rootfs=$(mktemp -d "$cache_root/images/rootfs.XXXXXX" 2>/dev/null || { mkdir -p "$cache_root/images"; mktemp -d "$cache_root/images/rootfs.XXXXXX"; })
+    rootfs=$(mktemp -d "$GPUOPS_CACHE/images/rootfs.XXXXXX" 2>/dev/null || { mkdir -p "$GPUOPS_CACHE/images"; mktemp -d "$GPUOPS_CACHE/images/rootfs.XXXXXX"; })
     trap 'rm -rf "$rootfs"' EXIT
     # The folder becomes the image's /: mktemp's 0700 would keep every user but root out of it (munge's set-up
     # runs as munge).

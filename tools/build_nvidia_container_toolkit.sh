@@ -15,11 +15,10 @@
 # The Go module and build caches are the ones the lab's other builds use ($GPUOPS_CACHE/go/{mod,build}).
 set -euo pipefail
 
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 TOOLKIT_VERSION="${TOOLKIT_VERSION:-$(pinned nvidia_container_toolkit)}"
 GO="${GO:-/usr/local/go/bin/go}"
-GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 
 module="github.com/NVIDIA/nvidia-container-toolkit"
 deb_version="${TOOLKIT_VERSION#v}-1"
@@ -40,30 +39,10 @@ complete() {
     done
 }
 
-case "${1:-}" in
-    --print)
-        echo "$version_dir"
-        exit 0
-        ;;
-    --check)
-        complete "$version_dir"
-        exit $?
-        ;;
-    "") ;;
-    *)
-        echo "usage: $0 [--print|--check]" >&2
-        exit 2
-        ;;
-esac
+log() { printf 'build: %s\n' "$*" >&2; }
 
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
-hold_build_lock nvidia-container-toolkit
-if complete "$version_dir"; then
-    echo "build: nvidia-container-toolkit $TOOLKIT_VERSION cached" >&2
-    echo "$version_dir"
-    exit 0
-fi
+print_or_check "${1:-}" --print --check "$version_dir" complete "$version_dir"
+reuse_cached nvidia-container-toolkit "$version_dir" "nvidia-container-toolkit $TOOLKIT_VERSION cached" complete "$version_dir"
 
 if [[ ! -x "$GO" ]]; then
     echo "build: no Go toolchain at $GO (set GO=/path/to/go)" >&2
@@ -79,14 +58,9 @@ if ! command -v dpkg-deb >/dev/null; then
     exit 1
 fi
 
-export GOTOOLCHAIN=local
-export CGO_ENABLED=1
+go_build_env 1
 # NVML's header marks dozens of the functions go-nvml wraps deprecated: a screenful of warnings per build.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
-export GOMODCACHE="$GPUOPS_CACHE/go/mod"
-export GOCACHE="$GPUOPS_CACHE/go/build"
-export GOFLAGS="-buildvcs=false"
-export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
 mkdir -p "$cache_root" "$GOMODCACHE" "$GOCACHE"
 umask 022
 

@@ -10,11 +10,10 @@
 # The last line printed is the image name.
 set -euo pipefail
 
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 PLUGIN_VERSION="${PLUGIN_VERSION:-$(pinned lab_nvidia_device_plugin)}"
 GO="${GO:-/usr/local/go/bin/go}"
-GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
 
 module=github.com/NVIDIA/k8s-device-plugin
 binary=$GPUOPS_CACHE/nvidia-device-plugin/$PLUGIN_VERSION/nvidia-device-plugin
@@ -36,9 +35,7 @@ if [ ! -x "$binary" ]; then
     [ -x "$GO" ] || { echo "build_nvidia_device_plugin_image: no Go toolchain at $GO (set GO=/path/to/go)" >&2; exit 1; }
     # go-nvml, which the plugin links, is cgo.
     command -v "${CC:-gcc}" >/dev/null || { echo "build_nvidia_device_plugin_image: no C compiler ${CC:-gcc} (install gcc or set CC)" >&2; exit 1; }
-    export GOTOOLCHAIN=local CGO_ENABLED=1 GOFLAGS=-buildvcs=false
-    export GOMODCACHE="$GPUOPS_CACHE/go/mod" GOCACHE="$GPUOPS_CACHE/go/build"
-    export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+    go_build_env 1
     # NVML's header marks dozens of the functions go-nvml wraps deprecated: a screenful of warnings per build.
     export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
     start=$(date +%s)

@@ -9,9 +9,8 @@
 # $GPUOPS_CACHE/go/mod/github.com/kubeflow/training-operator@<version>/manifests.
 set -euo pipefail
 
-# shellcheck source=tools/pinned.sh
-source "$(dirname "${BASH_SOURCE[0]}")/pinned.sh"
-GPUOPS_CACHE="${GPUOPS_CACHE:-$HOME/.cache/gpuops}"
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 version=$(pinned training_operator)
 image_name=localhost/gpuops-training-operator:$version
 if [ "${1:-}" = --name ]; then
@@ -22,9 +21,7 @@ fi
 cache_dir=$GPUOPS_CACHE/training-operator/$version
 binary=$cache_dir/manager
 if [ ! -x "$binary" ]; then
-    export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-    export GOMODCACHE="$GPUOPS_CACHE/go/mod" GOCACHE="$GPUOPS_CACHE/go/build"
-    export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+    go_build_env 0
     build_dir=$(mktemp -d)
     # A module of its own that requires the release: its go.mod has no replace directive to lose.
     printf 'module gpuops.local/trainingoperatorbuild\n\ngo 1.23\n\nrequire github.com/kubeflow/training-operator %s\n' \

@@ -15,7 +15,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cache_root=${GPUOPS_CACHE:-$HOME/.cache/gpuops}
+# shellcheck source=tools/build_prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build_prologue.sh"
 framework=tensorflow
 print_name_only=false
 with_horovod=true
@@ -60,27 +61,20 @@ if [ "$print_name_only" = true ]; then
     exit 0
 fi
 
-# shellcheck source=tools/build_lock.sh
-source "$(dirname "${BASH_SOURCE[0]}")/build_lock.sh"
-hold_build_lock workload-image
-if podman image exists "$image_name"; then
-    log "present: $image_name"
-    echo "$image_name"
-    exit 0
-fi
+reuse_cached workload-image "$image_name" "present: $image_name" podman image exists "$image_name"
 
 started=$(date +%s)
 bash "$repo_root/tools/build_node_image.sh" >/dev/null
 wheelhouse=$(bash "$repo_root/tools/build_horovod.sh" "${wheelhouse_options[@]}" | tail -1)
 
 log "building $image_name from $base_image with $(basename "$wheelhouse")"
-mkdir -p "$cache_root/images"
-build_log=$(mktemp "$cache_root/images/workload-build.XXXXXX.log")
+mkdir -p "$GPUOPS_CACHE/images"
+build_log=$(mktemp "$GPUOPS_CACHE/images/workload-build.XXXXXX.log")
 if ! ANSIBLE_CONFIG="$repo_root/ansible.cfg" "$repo_root/.venv/bin/ansible-playbook" -i localhost, -c local "$repo_root/playbooks/benchmark_image.yml" \
         -e "{\"ansible_python_interpreter\": \"$repo_root/.venv/bin/python\", \"benchmark_image_base\": \"$base_image\",
              \"benchmark_image_name\": \"$image_name\", \"benchmark_image_framework\": \"$framework\",
              \"benchmark_image_wheelhouse\": \"$wheelhouse\", \"benchmark_image_venv\": \"/opt/gpuops/venv\",
-             \"benchmark_image_builder\": \"podman\", \"benchmark_image_work_dir\": \"$cache_root/images\",
+             \"benchmark_image_builder\": \"podman\", \"benchmark_image_work_dir\": \"$GPUOPS_CACHE/images\",
              \"benchmark_image_horovod\": $with_horovod}" \
         >"$build_log" 2>&1; then
     tail -40 "$build_log" >&2

@@ -2,8 +2,8 @@
 # Copyright: (c) 2026, gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cache folder on the controller has one owner, the cache_dir lookup: every role default and lab variable that
-places a file under it renders under ~/.cache/gpuops when GPUOPS_CACHE is set but empty (as the build scripts'
-${GPUOPS_CACHE:-...} has it), never under /.
+places a file under it renders under ~/.cache/gpuops when GPUOPS_CACHE is set but empty, never under /; the build
+scripts' prologue (tools/build_prologue.sh) reads GPUOPS_CACHE the same way.
 
 Each variables file is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases),
 with HOME a scratch folder.
@@ -13,7 +13,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,11 @@ def test_only_the_lookup_reads_gpuops_cache():
 
 def test_every_file_that_takes_a_path_from_the_cache_is_rendered_here():
     assert sorted(name for name, text in yaml_files() if "lookup('gpuops.cluster.cache_dir'" in text) == sorted(CACHE_PATHS)
+
+
+@pytest.mark.parametrize("given, expected", [("", "{home}/.cache/gpuops"), ("{home}/moved", "{home}/moved")])
+def test_the_build_scripts_take_the_same_folder(home, given, expected):
+    env = dict(os.environ, HOME=str(home), GPUOPS_CACHE=given.format(home=home))
+    done = subprocess.run(["bash", "-c", 'source tools/build_prologue.sh && echo "$GPUOPS_CACHE"'], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, expected.format(home=home)), done.stderr
