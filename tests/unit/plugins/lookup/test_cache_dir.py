@@ -34,6 +34,7 @@ CACHE_PATHS = {
     "roles/slurm_launcher/defaults/main.yml": ["slurm_launcher_log_dir"],
     "roles/training_sweep/defaults/main.yml": ["training_sweep_dir"],
     "roles/versions_report/defaults/main.yml": ["versions_report_path"],
+    "lab/roles/lab_nodes/defaults/main.yml": ["lab_nodes_state_dir"],
     "lab/roles/lab_control_plane/defaults/main.yml": ["lab_control_plane_cache_dir", "lab_control_plane_run_dir",
                                                       "lab_control_plane_kubeconfig"],
     "lab/roles/lab_kube_node/defaults/main.yml": ["lab_kube_node_cache_dir", "lab_kube_node_control_plane_dir"],
@@ -84,8 +85,8 @@ def test_an_empty_gpuops_cache_puts_every_path_under_the_home_cache_not_under_th
     assert [path for path in paths.values() if path != cache and not path.startswith(cache + "/")] == []
 
 
-def test_only_the_lookup_reads_gpuops_cache():
-    assert [name for name, text in yaml_files() if "'GPUOPS_CACHE'" in text] == []
+def test_only_the_lookup_reads_gpuops_cache_or_home():
+    assert [name for name, text in yaml_files() if "'GPUOPS_CACHE'" in text or "'HOME'" in text] == []
 
 
 def test_every_file_that_takes_a_path_from_the_cache_is_rendered_here():
