@@ -25,9 +25,8 @@ author:
   - gpuops maintainers (@gpuops)
 options:
   launcher:
-    description: The launcher, as C(gpuops_launcher) names it.
+    description: The launcher, as C(gpuops_launcher) names it; none or empty for the default launcher.
     type: str
-    required: true
   ranks:
     description: The sweep's sizes in ranks (C(gpuops_sweep_ranks)).
     type: raw
@@ -67,6 +66,7 @@ import os
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import DEFAULT_LAUNCHER, LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import SHAPES, SweepError, plan_sweep
 
 _ROLES = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles"))
@@ -77,7 +77,7 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         variables = variables or {}
-        launcher = self.get_option("launcher")
+        launcher = self.get_option("launcher") or DEFAULT_LAUNCHER
         settings, problems = {}, []
         if launcher in SHAPES:
             settings = self._settings(launcher, variables)
@@ -93,7 +93,7 @@ class LookupModule(LookupBase):
 
     def _settings(self, launcher, variables):
         """The launcher's size variables as this host sees them, else as its role's defaults give them."""
-        path = os.path.join(_ROLES, launcher + "_launcher", "defaults", "main.yml")
+        path = os.path.join(_ROLES, LAUNCHERS[launcher].role, "defaults", "main.yml")
         defaults = self._loader.load_from_file(path, trusted_as_template=True) or {}
         settings = {}
         for name in SHAPES[launcher].inputs():

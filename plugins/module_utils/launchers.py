@@ -2,14 +2,94 @@
 # Copyright: (c) 2025, gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The launchers of the training benchmark, as gpuops_launcher names them: read by the input check (inputs.stages)
-and the scaling sweep (training.sweep_plan), which import nothing of each other."""
+"""The launchers that gpuops_launcher may name, one row each: the roles a verify run includes, where they run,
+where the launcher's log goes and how a scaling sweep places its ranks.
+
+Read by the input check (which roles a verify run takes, on which hosts), the scaling sweep's plan, and
+playbooks/verify_training.yml through the gpuops.cluster.launcher lookup. The unit tier checks the playbooks, the
+training_sweep role and the user guide's launcher table against it. A new launcher is its role and one row here.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-# Every launcher gpuops_launcher may name; the scaling sweep (training.sweep_plan) places ranks for each of them.
-LAUNCHERS = ("mpijob", "tfjob", "pytorchjob", "pod", "job", "ssh", "slurm")
-# The launchers that run on the hosts of gpuops_training_hosts rather than through the Kubernetes API.
-HOST_LAUNCHERS = ("ssh", "slurm")
+from collections import OrderedDict
+
+DEFAULT_LAUNCHER = "mpijob"
+# Where a launcher's roles run: on the hosts of gpuops_training_hosts, or on the controller against the API.
+ON_HOSTS, THROUGH_API = "hosts", "api"
+
+
+class Shape:
+    """How a launcher places ranks: up to `groups` groups (nodes, workers, hosts, one pod) of up to `per_group`
+    ranks each, and the GPUs each group asks for; the variables that say so, and the words for them."""
+
+    def __init__(self, groups, per_group, gpus=None, words=("node", "rank"), names=()):
+        self.groups, self.per_group, self.gpus = groups, per_group, gpus
+        self.words, self.names = words, names
+
+    def inputs(self):
+        """The variables whose values a sweep's plan needs."""
+        return [name for name in (self.groups, self.per_group, self.gpus) if name]
+
+
+class Launcher:
+    """One launcher. roles: what verify_training.yml includes, in order (the launcher's own role last).
+    runs_on: ON_HOSTS or THROUGH_API. log: the role's variable naming where the log goes, a file (log_path,
+    with a JSON report beside it in report_path) or a folder (log_dir). shape: how a sweep places its ranks."""
+
+    def __init__(self, name, runs_on, shape, log="log_path", roles=()):
+        self.name = name
+        self.role = name + "_launcher"
+        self.roles = tuple(roles) + (self.role,)
+        self.runs_on = runs_on
+        self.log = log
+        self.shape = shape
+
+    def variable(self, option):
+        """The launcher role's variable of an option: variable('log_path') is mpijob_launcher_log_path."""
+        return "%s_%s" % (self.role, option)
+
+    def path_variables(self):
+        """The variables that say where the log (and the report, when the log is one file) go."""
+        options = ["log_dir"] if self.log == "log_dir" else ["log_path", "report_path"]
+        return [self.variable(option) for option in options]
+
+    def as_dict(self):
+        """The row as the gpuops.cluster.launcher lookup gives it to a playbook."""
+        return {"name": self.name, "role": self.role, "roles": list(self.roles), "runs_on": self.runs_on,
+                "log": self.variable(self.log)}
+
+
+LAUNCHERS = OrderedDict((launcher.name, launcher) for launcher in (
+    Launcher("mpijob", THROUGH_API, Shape("mpijob_launcher_workers", "mpijob_launcher_slots_per_worker",
+                                          "mpijob_launcher_gpus_per_worker", ("worker", "slot"),
+                                          ("mpijob_launcher_name",))),
+    # One rank per TFJob worker, whatever its GPUs.
+    Launcher("tfjob", THROUGH_API, Shape("tfjob_launcher_workers", None, None, ("worker", "rank"),
+                                         ("tfjob_launcher_name",))),
+    # Pods of torchrun ranks each (one per GPU unless given).
+    Launcher("pytorchjob", THROUGH_API, Shape("pytorchjob_launcher_workers", "pytorchjob_launcher_procs_per_worker",
+                                              "pytorchjob_launcher_gpus_per_worker", ("pod", "rank"),
+                                              ("pytorchjob_launcher_name",))),
+    Launcher("pod", THROUGH_API, Shape(None, "pod_launcher_ranks", "pod_launcher_gpus", ("pod", "rank"),
+                                       ("pod_launcher_name",))),
+    Launcher("job", THROUGH_API, Shape("job_launcher_workers", "job_launcher_slots_per_worker",
+                                       "job_launcher_gpus_per_worker", ("worker", "slot"), ("job_launcher_name",))),
+    # The benchmark and Horovod are installed on the hosts first (training_benchmark).
+    Launcher("ssh", ON_HOSTS, Shape("ssh_launcher_hosts", "ssh_launcher_slots_per_host", None, ("host", "slot"),
+                                    ("ssh_launcher_run_name",)), log="log_dir", roles=("training_benchmark",)),
+    # Submitted from the first of the hosts, a Slurm login host; the user brings the Python environment.
+    Launcher("slurm", ON_HOSTS, Shape("slurm_launcher_nodes", "slurm_launcher_tasks_per_node",
+                                      "slurm_launcher_gpus_per_node", ("node", "task"),
+                                      ("slurm_launcher_run_name", "slurm_launcher_job_name")), log="log_dir"),
+))
+NAMES = tuple(LAUNCHERS)
+HOST_LAUNCHERS = tuple(name for name, launcher in LAUNCHERS.items() if launcher.runs_on == ON_HOSTS)
+EXPECTED = "one of %s" % ", ".join(NAMES)
+
+
+def chosen(site):
+    """The launcher a run takes: gpuops_launcher of the converted site variables, else the default."""
+    return site.get("gpuops_launcher") or DEFAULT_LAUNCHER

@@ -13,14 +13,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import HOST_LAUNCHERS, LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
+    DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, chosen,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import PRECISIONS, PRESET_NAMES
 
 STAGES = ("nodes", "gpu_stack", "verify")
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
 SITE_OPTIONS = {
-    "gpuops_launcher": {"type": "str", "choices": list(LAUNCHERS), "default": "mpijob"},
+    "gpuops_launcher": {"type": "str", "choices": list(LAUNCHERS), "default": DEFAULT_LAUNCHER},
     "gpuops_gpu_stack": {"type": "str", "choices": ["device_plugin", "gpu_operator"], "default": "device_plugin"},
     "gpuops_training_operator": {"type": "bool", "default": False},
     "gpuops_gpu_validation": {"type": "bool", "default": True},
@@ -118,7 +120,22 @@ class Part:
 
 
 def _launcher(name):
-    return lambda site: site.get("gpuops_launcher", "mpijob") == name
+    return lambda site: chosen(site) == name
+
+
+def _through_api(site):
+    return chosen(site) not in HOST_LAUNCHERS
+
+
+def _verify_parts():
+    """Each launcher's roles, on the hosts of gpuops_training_hosts or on the controller, as the registry says;
+    then what every launcher through the API includes: the registry credentials and the pods' namespace."""
+    parts = []
+    for name, launcher in LAUNCHERS.items():
+        hosts_variable = "gpuops_training_hosts" if launcher.runs_on == ON_HOSTS else None
+        parts += [Part(role, "verify", ("verify",), hosts_variable, _launcher(name)) for role in launcher.roles]
+    return tuple(parts) + (Part("registry_credentials", "verify", ("verify",), chosen=_through_api),
+                           Part("job_namespace", "verify", ("verify",), chosen=_through_api))
 
 
 PARTS = (
@@ -147,19 +164,7 @@ PARTS = (
     # The namespace of the pods, with their pod security labels: GPU validation's smoke pods and the launchers'.
     Part("job_namespace", "gpu_stack", ("gpu_stack", "gpu_validation"),
          chosen=lambda site: site.get("gpuops_gpu_validation", True)),
-    Part("training_benchmark", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
-    Part("ssh_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("ssh")),
-    # Submitted from the first of those hosts, a Slurm login host; the user brings the Python environment.
-    Part("slurm_launcher", "verify", ("verify",), "gpuops_training_hosts", _launcher("slurm")),
-    Part("mpijob_launcher", "verify", ("verify",), chosen=_launcher("mpijob")),
-    Part("tfjob_launcher", "verify", ("verify",), chosen=_launcher("tfjob")),
-    Part("pytorchjob_launcher", "verify", ("verify",), chosen=_launcher("pytorchjob")),
-    Part("pod_launcher", "verify", ("verify",), chosen=_launcher("pod")),
-    Part("job_launcher", "verify", ("verify",), chosen=_launcher("job")),
-    Part("registry_credentials", "verify", ("verify",),
-         chosen=lambda site: site.get("gpuops_launcher", "mpijob") not in HOST_LAUNCHERS),
-    Part("job_namespace", "verify", ("verify",), chosen=lambda site: site.get("gpuops_launcher", "mpijob") not in HOST_LAUNCHERS),
-)
+) + _verify_parts()
 
 
 def parts_to_check(stages, site, run_tags=("all",), skip_tags=()):

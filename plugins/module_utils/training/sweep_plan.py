@@ -13,7 +13,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert
-from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import EXPECTED, LAUNCHERS
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
 FLOORS_VARIABLE = "gpuops_sweep_min_efficiency"
@@ -31,34 +31,8 @@ class SweepError(Exception):
         self.problems = problems
 
 
-class Shape:
-    """How a launcher places ranks: up to `groups` groups (nodes, workers, hosts, one pod) of up to `per_group`
-    ranks each, and the GPUs each group asks for; the variables that say so, and the words for them."""
-
-    def __init__(self, groups, per_group, gpus=None, words=("node", "rank"), names=(), paths="log_dir"):
-        self.groups, self.per_group, self.gpus = groups, per_group, gpus
-        self.words, self.names, self.paths = words, names, paths
-
-    def inputs(self):
-        """The variables whose values the plan needs."""
-        return [name for name in (self.groups, self.per_group, self.gpus) if name]
-
-
-SHAPES = {
-    "slurm": Shape("slurm_launcher_nodes", "slurm_launcher_tasks_per_node", "slurm_launcher_gpus_per_node",
-                   ("node", "task"), ("slurm_launcher_run_name", "slurm_launcher_job_name")),
-    "ssh": Shape("ssh_launcher_hosts", "ssh_launcher_slots_per_host", None, ("host", "slot"), ("ssh_launcher_run_name",)),
-    "mpijob": Shape("mpijob_launcher_workers", "mpijob_launcher_slots_per_worker", "mpijob_launcher_gpus_per_worker",
-                    ("worker", "slot"), ("mpijob_launcher_name",), "log_path"),
-    "job": Shape("job_launcher_workers", "job_launcher_slots_per_worker", "job_launcher_gpus_per_worker",
-                 ("worker", "slot"), ("job_launcher_name",), "log_path"),
-    "pod": Shape(None, "pod_launcher_ranks", "pod_launcher_gpus", ("pod", "rank"), ("pod_launcher_name",), "log_path"),
-    # One rank per TFJob worker, whatever its GPUs.
-    "tfjob": Shape("tfjob_launcher_workers", None, None, ("worker", "rank"), ("tfjob_launcher_name",), "log_path"),
-    # Pods of torchrun ranks each (one per GPU unless given).
-    "pytorchjob": Shape("pytorchjob_launcher_workers", "pytorchjob_launcher_procs_per_worker",
-                        "pytorchjob_launcher_gpus_per_worker", ("pod", "rank"), ("pytorchjob_launcher_name",), "log_path"),
-}
+# How each launcher places ranks (launchers.registry.Shape).
+SHAPES = dict((name, launcher.shape) for name, launcher in LAUNCHERS.items())
 
 
 def _positive(name, value, what):
@@ -152,7 +126,6 @@ def placement(ranks, groups, per_group):
 
 
 def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, name, directory):
-    prefix = launcher + "_launcher_"
     values = {EXPECT_RANKS: ranks}
     if shape.groups:
         hosts = settings.get(shape.groups)
@@ -164,19 +137,18 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
         values[shape.gpus] = gpus * share // per_group if gpus and gpus % per_group == 0 else gpus
     for variable in shape.names:
         values[variable] = run_name(name, ranks)
-    if shape.paths == "log_dir":
-        values[prefix + "log_dir"] = directory
+    if LAUNCHERS[launcher].log == "log_dir":
+        values[LAUNCHERS[launcher].variable("log_dir")] = directory
     else:
-        values[prefix + "log_path"] = "%s/%s.log" % (directory, run_name(name, ranks))
-        values[prefix + "report_path"] = "%s/%s.json" % (directory, run_name(name, ranks))
+        values[LAUNCHERS[launcher].variable("log_path")] = "%s/%s.log" % (directory, run_name(name, ranks))
+        values[LAUNCHERS[launcher].variable("report_path")] = "%s/%s.json" % (directory, run_name(name, ranks))
     return values
 
 
 def written_variables(launcher):
     """Every variable a size sets for this launcher, in the order the plan gives them."""
     shape = SHAPES[launcher]
-    paths = ["log_dir"] if shape.paths == "log_dir" else ["log_path", "report_path"]
-    return sorted([EXPECT_RANKS] + shape.inputs() + list(shape.names) + [launcher + "_launcher_" + item for item in paths])
+    return sorted([EXPECT_RANKS] + shape.inputs() + list(shape.names) + LAUNCHERS[launcher].path_variables())
 
 
 def plan_sweep(launcher, ranks, floors, settings, name, directory):
@@ -185,7 +157,7 @@ def plan_sweep(launcher, ranks, floors, settings, name, directory):
     Raises SweepError naming every problem, the variable first."""
     problems = []
     if launcher not in SHAPES:
-        problems.append(Problem([("gpuops_launcher", launcher)], "one of %s" % ", ".join(LAUNCHERS)).line())
+        problems.append(Problem([("gpuops_launcher", launcher)], EXPECTED).line())
     sizes, wrong = check_ranks(ranks)
     problems += wrong + check_floors(floors, sizes)[1] + check_name(name)
     if problems:
