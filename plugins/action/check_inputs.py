@@ -24,11 +24,13 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
-    SITE_OPTIONS, SITE_RULES, STAGES, parts_to_check,
+    SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX, THRESHOLDS_ROLE, parts_to_check,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import LAUNCHERS
 
 _COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _ROLE_PREFIX = "gpuops.cluster."
+LAUNCHER_ROLES = frozenset(launcher.role for launcher in LAUNCHERS.values())
 
 
 class _Role:
@@ -43,6 +45,13 @@ class _Role:
         self.options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
         self.defaults = self._load(loader, os.path.join(root, "defaults", "main.yml")) or {}
         self.rules = self._load(loader, os.path.join(root, "meta", "input_rules.yml")) or []
+
+    def named(self, prefix):
+        """(options, rules) of the variables whose names start with prefix: a rule is taken when it names no other."""
+        options = dict((name, option) for name, option in self.options.items() if name.startswith(prefix))
+        rules = [rule for rule in self.rules if all(name.startswith(prefix) for name in (
+            rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]))]
+        return options, rules
 
     @staticmethod
     def _load(loader, path):
@@ -77,11 +86,18 @@ class ActionModule(ActionBase):
         return result
 
     def _check(self, args, task_vars):
+        thresholds, threshold_rules = _Role(self._loader, THRESHOLDS_ROLE).named(THRESHOLD_PREFIX)
         if args["roles"]:
             roles = [_Role(self._loader, name) for name in args["roles"]]
+            # A launcher judges its log with the thresholds: its own check covers them, as the stages' does.
+            for role in roles:
+                if role.name in LAUNCHER_ROLES:
+                    role.options = dict(thresholds, **role.options)
+                    role.rules = list(role.rules) + threshold_rules
             return self._check_roles(roles, [], {}, task_vars)
-        defaults = dict((name, option.get("default")) for name, option in SITE_OPTIONS.items())
-        site, problems = self._converted(SITE_OPTIONS, ChainMap(task_vars, defaults))
+        site_options = dict(SITE_OPTIONS, **thresholds)
+        defaults = dict((name, option.get("default")) for name, option in site_options.items())
+        site, problems = self._converted(site_options, ChainMap(task_vars, defaults))
         if problems:
             # Which roles run depends on these; the rest is checked once they are right.
             return problems, ["the playbooks' own variables"]
@@ -92,7 +108,8 @@ class ActionModule(ActionBase):
         patterns = set(part.hosts_pattern(task_vars) for part in parts)
         targeted = dict((pattern, here in self._hosts_of(pattern, task_vars)) for pattern in patterns)
         roles = [_Role(self._loader, part.role) for part in parts if targeted[part.hosts_pattern(task_vars)]]
-        return self._check_roles(roles, SITE_RULES, site, task_vars, site_checked=True)
+        return self._check_roles(roles, SITE_RULES + threshold_rules, site, task_vars, site_checked=True,
+                                 site_names=list(site_options))
 
     def _hosts_of(self, pattern, task_vars):
         pattern = self._templar.template(pattern)
@@ -114,7 +131,7 @@ class ActionModule(ActionBase):
         converted, wrong = convert_all(options, values)
         return converted, problems + wrong
 
-    def _check_roles(self, roles, extra_rules, site, task_vars, site_checked=False):
+    def _check_roles(self, roles, extra_rules, site, task_vars, site_checked=False, site_names=None):
         variables = ChainMap(site, task_vars, *[role.defaults for role in roles])
         problems, converted = [], dict(site)
         for role in roles:
@@ -124,7 +141,7 @@ class ActionModule(ActionBase):
         wrong_types = bool(problems)
         wrong_names = set(name for problem in problems for name, _value in problem.values)
         # In the rules, an option nobody set and no default gives is null, as an argument spec leaves it.
-        unset = dict.fromkeys(list(SITE_OPTIONS) + [name for role in roles for name in role.options])
+        unset = dict.fromkeys(list(site_names or SITE_OPTIONS) + [name for role in roles for name in role.options])
         templar = Templar(loader=self._loader, variables=ChainMap(converted, variables, unset))
         # A role switched off (<role>_enabled false) does nothing, so its rules do not hold the run up; its types do.
         switched_off = set(role.name for role in roles if converted.get(role.name + "_enabled") is False)

@@ -16,9 +16,14 @@ __metaclass__ = type
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
     DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, chosen,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import PRECISIONS, PRESET_NAMES
 
 STAGES = ("nodes", "gpu_stack", "verify")
+
+# The training thresholds (gpuops_training_*) every launcher's verdict reads: declared, documented and ruled once, in
+# this role's meta/argument_specs.yml and meta/input_rules.yml, which the input check reads with SITE_OPTIONS and
+# SITE_RULES.
+THRESHOLDS_ROLE = "training_verdict"
+THRESHOLD_PREFIX = "gpuops_training_"
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
 SITE_OPTIONS = {
@@ -27,15 +32,6 @@ SITE_OPTIONS = {
     "gpuops_training_operator": {"type": "bool", "default": False},
     "gpuops_gpu_validation": {"type": "bool", "default": True},
     "gpuops_versions_report": {"type": "bool", "default": True},
-    "gpuops_training_expect_ranks": {"type": "int"},
-    "gpuops_training_min_img_per_sec_per_device": {"type": "float"},
-    "gpuops_training_baseline_img_per_sec": {"type": "float"},
-    "gpuops_training_min_scaling_efficiency": {"type": "float"},
-    "gpuops_training_chart_enabled": {"type": "bool"},
-    "gpuops_training_require_transport": {"type": "raw"},
-    "gpuops_training_forbid_transport": {"type": "raw"},
-    "gpuops_training_threshold_preset": {"type": "str", "choices": list(PRESET_NAMES)},
-    "gpuops_training_precision": {"type": "str", "choices": list(PRECISIONS)},
     # The NCCL settings of the hosts' /etc/nccl.conf (gpu_network) and of every launcher's ranks: one source.
     "gpuops_nccl": {"type": "dict", "default": {}},
 }
@@ -70,23 +66,6 @@ SITE_RULES = [
      "that": "gpuops_nccl['NCCL_SOCKET_NTHREADS'] | int * gpuops_nccl['NCCL_NSOCKS_PERTHREAD'] | int <= 64",
      "expected": "NCCL_NSOCKS_PERTHREAD at most {{ 64 // gpuops_nccl['NCCL_SOCKET_NTHREADS'] | int }}, so that its "
                  "product with NCCL_SOCKET_NTHREADS is at most 64"},
-    {"variable": "gpuops_training_expect_ranks", "that": "gpuops_training_expect_ranks >= 1",
-     "expected": "a number of ranks, 1 or more", "when": "gpuops_training_expect_ranks is not none"},
-    {"variable": "gpuops_training_min_scaling_efficiency",
-     "that": "0 < gpuops_training_min_scaling_efficiency <= 1",
-     "expected": "a share above 0 and at most 1, such as 0.9",
-     "when": "gpuops_training_min_scaling_efficiency is not none"},
-    {"variable": "gpuops_training_min_img_per_sec_per_device", "that": "gpuops_training_min_img_per_sec_per_device > 0",
-     "expected": "images per second above 0", "when": "gpuops_training_min_img_per_sec_per_device is not none"},
-    {"variable": "gpuops_training_baseline_img_per_sec", "that": "gpuops_training_baseline_img_per_sec > 0",
-     "expected": "images per second above 0", "when": "gpuops_training_baseline_img_per_sec is not none"},
-    # Scaling is measured against one device's figure: training_report refuses the minimum without it, but only
-    # once the benchmark has run. Asked for once the efficiency itself is right.
-    {"variable": ["gpuops_training_baseline_img_per_sec", "gpuops_training_min_scaling_efficiency"],
-     "that": "gpuops_training_baseline_img_per_sec is not none",
-     "expected": "the images per second of one device with the same model and batch size, which the scaling "
-                 "efficiency is measured against (or leave gpuops_training_min_scaling_efficiency unset)",
-     "when": "gpuops_training_min_scaling_efficiency is not none and 0 < gpuops_training_min_scaling_efficiency <= 1"},
     # A name under .invalid never resolves (RFC 6761): inventories/prod ships its hosts so, and a copy not filled in
     # stops here rather than after every node's connection timed out.
     {"variable": "ansible_host", "that": "not (ansible_host | string | lower).endswith('.invalid')",

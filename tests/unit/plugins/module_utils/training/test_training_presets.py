@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import convert
-from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import SITE_OPTIONS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import presets
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
@@ -99,11 +98,18 @@ def test_the_t4_is_refused_with_the_reason_it_has_no_preset():
     assert "no published single-T4 ResNet-50 training throughput was found" in message
 
 
+def _threshold_options():
+    """The thresholds as the input check reads them: the training_verdict role's options."""
+    with open(os.path.join(ROOT, "roles", "training_verdict", "meta", "argument_specs.yml")) as handle:
+        return yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+
+
 def test_the_input_check_refuses_an_unknown_preset_before_any_change():
-    dummy, problem = convert("gpuops_training_threshold_preset", "h200", SITE_OPTIONS["gpuops_training_threshold_preset"])
+    options = _threshold_options()
+    dummy, problem = convert("gpuops_training_threshold_preset", "h200", options["gpuops_training_threshold_preset"])
     assert problem.line() == ("gpuops_training_threshold_preset: got 'h200'; expected one of a100-sxm, cpu-lab, "
                               "h100-sxm, v100")
-    dummy, problem = convert("gpuops_training_precision", "bf16", SITE_OPTIONS["gpuops_training_precision"])
+    dummy, problem = convert("gpuops_training_precision", "bf16", options["gpuops_training_precision"])
     assert problem.line() == "gpuops_training_precision: got 'bf16'; expected one of amp, fp32"
 
 
@@ -242,8 +248,7 @@ def test_the_summary_names_the_preset_and_where_each_threshold_came_from():
 
 
 def test_the_roles_choices_are_the_presets():
-    with open(os.path.join(ROOT, "roles", "training_verdict", "meta", "argument_specs.yml")) as handle:
-        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    options = _threshold_options()
     assert options["gpuops_training_threshold_preset"]["choices"] == list(presets.PRESET_NAMES)
     assert options["gpuops_training_precision"]["choices"] == list(presets.PRECISIONS)
 
