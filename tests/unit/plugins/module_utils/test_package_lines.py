@@ -4,9 +4,9 @@
 """The lines between the packages of plugins/module_utils, read from the imports of their files with ast.
 
 ``common`` is neutral: what several concerns use (the waiter, atomic files, values and problems) and nothing of
-theirs. Slurm is no Kubernetes concern, the versions report owes nothing to the training verdict, and no two
-packages import each other, directly or through others. A package's own module of the same name
-(plugins/modules/<package>.py) counts as part of it."""
+theirs. Slurm is no Kubernetes concern, the input check and the training verdict import nothing of each other,
+the versions report owes nothing to the training verdict, and no two packages import each other, directly or
+through others. A package's own module of the same name (plugins/modules/<package>.py) counts as part of it."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -25,6 +25,7 @@ KUBERNETES = ("k8s", "jobs", "node_labels")
 FORBIDDEN = [
     ("slurm", KUBERNETES),
     ("training", ("inputs",)),
+    ("inputs", ("training",)),
     ("versions_report", ("training",)),
 ]
 
