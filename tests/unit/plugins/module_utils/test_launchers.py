@@ -70,7 +70,7 @@ def test_a_playbook_has_one_play_for_host_launchers_and_one_for_api_launchers_ch
     plays = _plays(playbook)
     assert [play["hosts"] for play in plays] == ["{{ gpuops_training_hosts | default('gpu_nodes') }}", "localhost"]
     for play, runs_on in zip(plays, (ON_HOSTS, THROUGH_API)):
-        chooser = [value for value in play["vars"].values()]
+        chooser = list(play["vars"].values())
         assert chooser == ["{{ %s }}" % LOOKUP], play["name"]
         conditions = " ".join(str(task.get("when", "")) for task in play["tasks"])
         assert ".runs_on == '%s'" % runs_on in conditions, play["name"]
