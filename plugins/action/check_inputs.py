@@ -33,6 +33,11 @@ _ROLE_PREFIX = "gpuops.cluster."
 LAUNCHER_ROLES = frozenset(launcher.role for launcher in LAUNCHERS.values())
 
 
+def _variables_of(rule):
+    """The variables a rule names: its first is the one to fix, the others are shown with it."""
+    return rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+
+
 class _Role:
     """What one role's files say of its inputs: options, defaults and rules."""
 
@@ -49,8 +54,7 @@ class _Role:
     def named(self, prefix):
         """(options, rules) of the variables whose names start with prefix: a rule is taken when it names no other."""
         options = dict((name, option) for name, option in self.options.items() if name.startswith(prefix))
-        rules = [rule for rule in self.rules if all(name.startswith(prefix) for name in (
-            rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]))]
+        rules = [rule for rule in self.rules if all(name.startswith(prefix) for name in _variables_of(rule))]
         return options, rules
 
     @staticmethod
@@ -146,7 +150,7 @@ class ActionModule(ActionBase):
         # A role switched off (<role>_enabled false) does nothing, so its rules do not hold the run up; its types do.
         switched_off = set(role.name for role in roles if converted.get(role.name + "_enabled") is False)
         for rule in list(extra_rules) + [rule for role in roles if role.name not in switched_off for rule in role.rules]:
-            named = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+            named = _variables_of(rule)
             if wrong_names.intersection(named):
                 # Its value is reported already, as of the wrong type: a rule over it would repeat that.
                 continue
@@ -165,7 +169,7 @@ class ActionModule(ActionBase):
     @staticmethod
     def _broken(rule, templar):
         """The Problem a rule finds, or None: ``when`` gates it, ``that`` must hold."""
-        names = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+        names = _variables_of(rule)
         # The rules are the collection's own (its roles' files and module_utils), as trusted as its tasks.
         if "when" in rule and not templar.evaluate_conditional(trust_as_template(rule["when"])):
             return None
