@@ -51,7 +51,7 @@ def verify(args, hosts, run_name, log_dir, baseline=None):
         "ssh_launcher_hosts": hosts,
         "ssh_launcher_slots_per_host": args.slots,
         "ssh_launcher_program_args": args.program_args,
-        "ssh_launcher_log_dir": log_dir,
+        "ssh_launcher_log_path": os.path.join(log_dir, run_name + ".log"),
         "ssh_launcher_run_name": run_name,
         "training_benchmark_framework": args.framework,
         # This bench's own rank count and baseline, whatever the inventory sets for its usual runs.

@@ -26,7 +26,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.common.values impor
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
     SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX, THRESHOLDS_ROLE, parts_to_check,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import KUBE_BODY, LAUNCHERS, THROUGH_API
 
 _COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _ROLE_PREFIX = "gpuops.cluster."
@@ -38,11 +38,49 @@ def _variables_of(rule):
     return rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
 
 
+def _short_name(name):
+    return name[len(_ROLE_PREFIX):] if name.startswith(_ROLE_PREFIX) else name
+
+
+def _with_dependencies(loader, names):
+    """The roles of names, each followed by the roles it depends on (a shared body of options), each once."""
+    roles, seen = [], set()
+
+    def add(name):
+        if name in seen:
+            return
+        seen.add(name)
+        role = _Role(loader, name)
+        roles.append(role)
+        for dependency in role.dependencies:
+            add(dependency)
+
+    for name in names:
+        add(_short_name(name))
+    return roles
+
+
+def _renamed(roles, variables):
+    """A Kubernetes launcher's option given under the launcher's own name, which its shared body (kube_job) now holds
+    for all of them: named, with the name to use. Ansible would pass over it without a word."""
+    problems = []
+    for body in (role for role in roles if role.name == KUBE_BODY):
+        for option in body.options:
+            if not option.startswith(KUBE_BODY + "_"):
+                continue
+            for launcher in (launcher for launcher in LAUNCHERS.values() if launcher.runs_on == THROUGH_API):
+                old = launcher.role + option[len(KUBE_BODY):]
+                if old in variables:
+                    problems.append(Problem([(old, variables[old])], "{0} instead: every Kubernetes launcher takes it "
+                                                                     "from there (the kube_job role)".format(option)))
+    return problems
+
+
 class _Role:
     """What one role's files say of its inputs: options, defaults and rules."""
 
     def __init__(self, loader, name):
-        self.name = name[len(_ROLE_PREFIX):] if name.startswith(_ROLE_PREFIX) else name
+        self.name = _short_name(name)
         root = os.path.join(_COLLECTION_ROOT, "roles", self.name)
         if not os.path.isdir(root):
             raise AnsibleError("gpuops.cluster.check_inputs: no role {0} in this collection".format(name))
@@ -50,6 +88,10 @@ class _Role:
         self.options = ((specs.get("argument_specs") or {}).get("main") or {}).get("options") or {}
         self.defaults = self._load(loader, os.path.join(root, "defaults", "main.yml")) or {}
         self.rules = self._load(loader, os.path.join(root, "meta", "input_rules.yml")) or []
+        meta = self._load(loader, os.path.join(root, "meta", "main.yml")) or {}
+        # The collection's roles this one depends on: Ansible runs them first, with their options.
+        self.dependencies = [_short_name(entry["role"] if isinstance(entry, dict) else entry)
+                             for entry in meta.get("dependencies") or []]
 
     def named(self, prefix):
         """(options, rules) of the variables whose names start with prefix: a rule is taken when it names no other."""
@@ -92,7 +134,7 @@ class ActionModule(ActionBase):
     def _check(self, args, task_vars):
         thresholds, threshold_rules = _Role(self._loader, THRESHOLDS_ROLE).named(THRESHOLD_PREFIX)
         if args["roles"]:
-            roles = [_Role(self._loader, name) for name in args["roles"]]
+            roles = _with_dependencies(self._loader, args["roles"])
             # A launcher judges its log with the thresholds: its own check covers them, as the stages' does.
             for role in roles:
                 if role.name in LAUNCHER_ROLES:
@@ -111,7 +153,7 @@ class ActionModule(ActionBase):
         # Most parts share a pattern (localhost, or the GPU nodes' group): each is resolved once.
         patterns = set(part.hosts_pattern(task_vars) for part in parts)
         targeted = dict((pattern, here in self._hosts_of(pattern, task_vars)) for pattern in patterns)
-        roles = [_Role(self._loader, part.role) for part in parts if targeted[part.hosts_pattern(task_vars)]]
+        roles = _with_dependencies(self._loader, [part.role for part in parts if targeted[part.hosts_pattern(task_vars)]])
         return self._check_roles(roles, SITE_RULES + threshold_rules, site, task_vars, site_checked=True,
                                  site_names=list(site_options))
 
@@ -142,6 +184,7 @@ class ActionModule(ActionBase):
             role_values, role_problems = self._converted(role.options, variables)
             converted.update(role_values)
             problems.extend(role_problems)
+        problems.extend(_renamed(roles, task_vars))
         wrong_types = bool(problems)
         wrong_names = set(name for problem in problems for name, _value in problem.values)
         # In the rules, an option nobody set and no default gives is null, as an argument spec leaves it.

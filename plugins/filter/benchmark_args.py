@@ -26,7 +26,7 @@ options:
 EXAMPLES = r"""
 - name: Refuse fp16 mixed precision in a pod without GPUs
   ansible.builtin.assert:
-    that: not ((pod_launcher_benchmark_args | gpuops.cluster.benchmark_args).mixed_precision == 'fp16' and pod_launcher_gpus == 0)
+    that: not ((kube_job_benchmark_args | gpuops.cluster.benchmark_args).mixed_precision == 'fp16' and pod_launcher_gpus == 0)
 """
 
 RETURN = r"""

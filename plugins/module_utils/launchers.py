@@ -19,6 +19,10 @@ from collections import OrderedDict
 DEFAULT_LAUNCHER = "mpijob"
 # Where a launcher's roles run: on the hosts of gpuops_training_hosts, or on the controller against the API.
 ON_HOSTS, THROUGH_API = "hosts", "api"
+# What every launcher through the API shares (its namespace, its pods' settings, where its log goes) is the options of
+# one role, which each of their roles depends on.
+KUBE_BODY = "kube_job"
+KUBE_BODY_OPTIONS = ("log_path", "report_path")
 
 
 class Shape:
@@ -36,30 +40,31 @@ class Shape:
 
 class Launcher:
     """One launcher. roles: what verify_training.yml includes, in order (the launcher's own role last).
-    runs_on: ON_HOSTS or THROUGH_API. log: the role's variable naming where the log goes, a file (log_path,
-    with a JSON report beside it in report_path) or a folder (log_dir). shape: how a sweep places its ranks."""
+    runs_on: ON_HOSTS or THROUGH_API. Every launcher's log goes to its log_path option, the JSON report beside it
+    (or at report_path, for the launchers through the API). shape: how a sweep places its ranks."""
 
-    def __init__(self, name, runs_on, shape, log="log_path", roles=()):
+    def __init__(self, name, runs_on, shape, roles=()):
         self.name = name
         self.role = name + "_launcher"
         self.roles = tuple(roles) + (self.role,)
         self.runs_on = runs_on
-        self.log = log
         self.shape = shape
 
     def variable(self, option):
-        """The launcher role's variable of an option: variable('log_path') is mpijob_launcher_log_path."""
-        return "%s_%s" % (self.role, option)
+        """The variable of one of the launcher's options: variable('workers') is mpijob_launcher_workers. Where the
+        log goes is an option every Kubernetes launcher shares: variable('log_path') of one is kube_job_log_path."""
+        owner = KUBE_BODY if self.runs_on == THROUGH_API and option in KUBE_BODY_OPTIONS else self.role
+        return "%s_%s" % (owner, option)
 
     def path_variables(self):
-        """The variables that say where the log (and the report, when the log is one file) go."""
-        options = ["log_dir"] if self.log == "log_dir" else ["log_path", "report_path"]
+        """The variables that say where the log, and the report where it has its own, go."""
+        options = ["log_path", "report_path"] if self.runs_on == THROUGH_API else ["log_path"]
         return [self.variable(option) for option in options]
 
     def as_dict(self):
         """The row as the gpuops.cluster.launcher lookup gives it to a playbook."""
         return {"name": self.name, "role": self.role, "roles": list(self.roles), "runs_on": self.runs_on,
-                "log": self.variable(self.log)}
+                "log": self.variable("log_path")}
 
 
 LAUNCHERS = OrderedDict((launcher.name, launcher) for launcher in (
@@ -79,11 +84,11 @@ LAUNCHERS = OrderedDict((launcher.name, launcher) for launcher in (
                                        "job_launcher_gpus_per_worker", ("worker", "slot"), ("job_launcher_name",))),
     # The benchmark and Horovod are installed on the hosts first (training_benchmark).
     Launcher("ssh", ON_HOSTS, Shape("ssh_launcher_hosts", "ssh_launcher_slots_per_host", None, ("host", "slot"),
-                                    ("ssh_launcher_run_name",)), log="log_dir", roles=("training_benchmark",)),
+                                    ("ssh_launcher_run_name",)), roles=("training_benchmark",)),
     # Submitted from the first of the hosts, a Slurm login host; the user brings the Python environment.
     Launcher("slurm", ON_HOSTS, Shape("slurm_launcher_nodes", "slurm_launcher_tasks_per_node",
                                       "slurm_launcher_gpus_per_node", ("node", "task"),
-                                      ("slurm_launcher_run_name", "slurm_launcher_job_name")), log="log_dir"),
+                                      ("slurm_launcher_run_name", "slurm_launcher_job_name"))),
 ))
 NAMES = tuple(LAUNCHERS)
 HOST_LAUNCHERS = tuple(name for name, launcher in LAUNCHERS.items() if launcher.runs_on == ON_HOSTS)

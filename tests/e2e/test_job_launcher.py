@@ -30,11 +30,11 @@ FAIL_TASK = "Fail with why the run failed and the end of its log"
 
 def _inventory(path, name, **variables):
     return controller_inventory(path, dict({
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "job", "job_launcher_namespace": NAMESPACE,
-        "job_launcher_name": name, "job_launcher_image": workload_image(), "job_launcher_image_pull_policy": "Never",
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "job", "kube_job_namespace": NAMESPACE,
+        "job_launcher_name": name, "job_launcher_image": workload_image(), "kube_job_image_pull_policy": "Never",
         "job_launcher_workers": 2, "job_launcher_host_network": True, "job_launcher_ssh_port": PORT,
-        "job_launcher_python": WORKLOAD_PYTHON, "job_launcher_benchmark_path": WORKLOAD_BENCHMARK,
-        "job_launcher_benchmark_args": SHORT_BENCHMARK_ARGS, "job_launcher_wait_timeout": 600}, **variables))
+        "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
+        "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS, "kube_job_wait_timeout": 600}, **variables))
 
 
 def _verify(tmp_path, name, options=(), **variables):
@@ -107,7 +107,7 @@ def _kill_worker_sshd(name):
 
 
 def test_a_worker_killed_mid_run_fails_the_run_within_seconds_with_its_log_kept(job_namespace, tmp_path):
-    inventory = _inventory(tmp_path / "killed.yml", "killed", job_launcher_benchmark_args=LONG_BENCHMARK[2:])
+    inventory = _inventory(tmp_path / "killed.yml", "killed", kube_job_benchmark_args=LONG_BENCHMARK[2:])
     run, seconds = fault_mid_run(start_playbook(VERIFY_TRAINING, inventory, env=cache_env(tmp_path)),
                                  lambda: "Iter #" in kubectl("logs", "-n", NAMESPACE, "job/killed", check=False).stdout,
                                  lambda: _kill_worker_sshd("killed"))

@@ -26,11 +26,11 @@ NAMESPACE = "e2e-pod"
 
 def _inventory(path, name, **variables):
     return controller_inventory(path, dict({
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": NAMESPACE,
-        "pod_launcher_name": name, "pod_launcher_image": workload_image(), "pod_launcher_image_pull_policy": "Never",
-        "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON,
-        "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK, "pod_launcher_benchmark_args": SHORT_BENCHMARK_ARGS,
-        "pod_launcher_wait_timeout": 600}, **variables))
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "kube_job_namespace": NAMESPACE,
+        "pod_launcher_name": name, "pod_launcher_image": workload_image(), "kube_job_image_pull_policy": "Never",
+        "pod_launcher_ranks": 2, "kube_job_python": WORKLOAD_PYTHON,
+        "kube_job_benchmark_path": WORKLOAD_BENCHMARK, "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS,
+        "kube_job_wait_timeout": 600}, **variables))
 
 
 def _verify(tmp_path, name, options=(), **variables):

@@ -85,12 +85,12 @@ def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, 
     assert lab_pytorch.rc == 0, lab_pytorch.explain()
     pytorch_image = _built_image(lab_pytorch)
     inventory = controller_inventory(tmp_path / "mpijob-ddp.yml", {
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": "default",
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "kube_job_namespace": "default",
         "mpijob_launcher_name": "e2e-mpijob-ddp", "mpijob_launcher_image": pytorch_image,
-        "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_distribution": "ddp",
-        "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "mpijob_launcher_python": WORKLOAD_PYTHON,
-        "mpijob_launcher_benchmark_path": WORKLOAD_BENCHMARK, "mpijob_launcher_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
-        "mpijob_launcher_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+        "kube_job_image_pull_policy": "Never", "mpijob_launcher_distribution": "ddp",
+        "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "kube_job_python": WORKLOAD_PYTHON,
+        "kube_job_benchmark_path": WORKLOAD_BENCHMARK, "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
+        "kube_job_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
     report, log = verified(tmp_path, inventory, "e2e-mpijob-ddp", ranks=2)
     lines = dict(line.split(":", 1) for line in report["summary"])
     assert lines["verdict"].strip().startswith("PASSED (an MPIJob (default/e2e-mpijob-ddp, each rank started by mpirun, "

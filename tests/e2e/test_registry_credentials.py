@@ -39,11 +39,11 @@ def _inventory(tmp_path):
         # No lab node is selected for this DaemonSet's pods: its image is NVIDIA's, which the lab cannot pull, and
         # the lab's own plugin already runs on each node. The test is about the Secret the DaemonSet references.
         "nvidia_device_plugin_node_selector": {"gpuops.io/device-plugin-image-available": "true"},
-        "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": NAMESPACE, "mpijob_launcher_name": "pulled",
-        "mpijob_launcher_image": workload_image(), "mpijob_launcher_image_pull_policy": "Never",
-        "mpijob_launcher_workers": 2, "mpijob_launcher_python": WORKLOAD_PYTHON,
-        "mpijob_launcher_benchmark_path": WORKLOAD_BENCHMARK, "mpijob_launcher_benchmark_args": SHORT_BENCHMARK_ARGS,
-        "mpijob_launcher_wait_timeout": 600})
+        "gpuops_launcher": "mpijob", "kube_job_namespace": NAMESPACE, "mpijob_launcher_name": "pulled",
+        "mpijob_launcher_image": workload_image(), "kube_job_image_pull_policy": "Never",
+        "mpijob_launcher_workers": 2, "kube_job_python": WORKLOAD_PYTHON,
+        "kube_job_benchmark_path": WORKLOAD_BENCHMARK, "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS,
+        "kube_job_wait_timeout": 600})
 
 
 def _run(playbook, inventory, tmp_path, *options, json_output=False):

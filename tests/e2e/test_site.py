@@ -148,7 +148,7 @@ def test_dgx_openshift_example_lists_two_dgx_nodes_a_16_rank_job_and_a_2_gpu_job
             job["mpijob_launcher_gpus_per_worker"]) == (2, 1, 1)
     assert _ranks(job) == job["gpuops_training_expect_ranks"] == 2
     # One worker per node, by a spread constraint rather than by requests sized to fill a node.
-    assert job["mpijob_launcher_spread_workers"] is True and "mpijob_launcher_resources" not in job
+    assert job["mpijob_launcher_spread_workers"] is True and "kube_job_resources" not in job
 
 
 def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
@@ -167,7 +167,7 @@ def test_cloud_example_lists_four_vms_with_1g_hugepages_and_one_nic_per_gpu():
         assert variables["gpuops_nccl"]["NCCL_SOCKET_IFNAME"].split(",") == [nic["device"] for nic in nics]
         assert variables["mpijob_launcher_workers"] == len(hosts)
         assert _ranks(variables) == variables["gpuops_training_expect_ranks"] == 32
-        assert variables["mpijob_launcher_resources"]["hugepages-1Gi"].endswith("Gi")
+        assert variables["kube_job_resources"]["hugepages-1Gi"].endswith("Gi")
     assert len(addresses) == 32
 
 
@@ -373,15 +373,15 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
     again with a rank count given to the launcher role, which the verdict must hold it to."""
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     namespace = "e2e-verdict"
-    variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "mpijob_launcher_namespace": namespace,
+    variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "kube_job_namespace": namespace,
                  "mpijob_launcher_name": "bench", "mpijob_launcher_image": workload_image(),
-                 "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
-                 "mpijob_launcher_python": "/opt/gpuops/venv/bin/python3",
-                 "mpijob_launcher_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
-                 "mpijob_launcher_benchmark_args": ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn",
-                                                    "--batch-size", "8", "--num-warmup-batches", "1", "--num-iters", "2",
-                                                    "--num-batches-per-iter", "1"],
-                 "mpijob_launcher_wait_timeout": 900}
+                 "kube_job_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+                 "kube_job_python": "/opt/gpuops/venv/bin/python3",
+                 "kube_job_benchmark_path": "/opt/gpuops/benchmark/gpuops_benchmark.py",
+                 "kube_job_benchmark_args": ["--framework", "tensorflow", "--device", "cpu", "--model", "small_cnn",
+                                             "--batch-size", "8", "--num-warmup-batches", "1", "--num-iters", "2",
+                                             "--num-batches-per-iter", "1"],
+                 "kube_job_wait_timeout": 900}
     cache = tmp_path / "cache"
     env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
     playbook = write_play(tmp_path / "verify.yml",

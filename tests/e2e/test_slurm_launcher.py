@@ -49,7 +49,7 @@ def lab_slurm(second_run):
 def _verify(tmp_path, name, *extra, options=()):
     """verify_training.yml with the Slurm launcher from node1, its log and report under tmp_path."""
     extra_vars = {"gpuops_launcher": "slurm", "gpuops_training_hosts": "node1", "slurm_launcher_run_name": name,
-                  "slurm_launcher_job_name": name, "slurm_launcher_log_dir": str(tmp_path)}
+                  "slurm_launcher_job_name": name, "slurm_launcher_log_path": str(tmp_path / (name + ".log"))}
     return run_playbook(VERIFY_TRAINING, LAB_INVENTORY, [json.dumps(extra_vars)] + list(extra), options=options,
                         timeout=900)
 
@@ -139,7 +139,7 @@ def test_the_benchmark_as_a_non_root_user_across_both_nodes_passes_after_a_check
 
 def test_a_rank_killed_mid_run_fails_the_run_within_seconds_naming_the_job_with_its_output_kept(lab_slurm, tmp_path):
     extra_vars = {"gpuops_launcher": "slurm", "gpuops_training_hosts": "node1", "slurm_launcher_run_name": "killed",
-                  "slurm_launcher_job_name": "e2e-killed", "slurm_launcher_log_dir": str(tmp_path),
+                  "slurm_launcher_job_name": "e2e-killed", "slurm_launcher_log_path": str(tmp_path / "killed.log"),
                   "slurm_launcher_program_args": ["--framework", "tensorflow", "--device", "cpu", "--model",
                                                   "small_cnn", "--batch-size", "16", "--num-warmup-batches", "1",
                                                   "--num-iters", "200", "--num-batches-per-iter", "2"]}

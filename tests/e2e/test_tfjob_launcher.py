@@ -28,7 +28,7 @@ from main_job import KUBECONFIG, LAB_DIR, REPO_ROOT
 
 NAMESPACE = "e2e-tfjob"
 RUN_TASK = "Run the TFJob and wait until it succeeds (failing as soon as it cannot)"
-FAIL_TASK = "Fail with why the run failed and the end of the reporting replica's log"
+FAIL_TASK = "Fail with why the run failed and the end of its log"
 # A path the workload image does not have: the program comes from the role's ConfigMap there.
 PROGRAM_NOT_IN_IMAGE = "/opt/gpuops-program/gpuops_benchmark.py"
 # The role sets the framework and the device itself.
@@ -37,12 +37,12 @@ TF_BENCHMARK_ARGS = SHORT_BENCHMARK_ARGS[4:]
 
 def _inventory(path, name, **variables):
     return controller_inventory(path, dict({
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "tfjob", "tfjob_launcher_namespace": NAMESPACE,
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "tfjob", "kube_job_namespace": NAMESPACE,
         "tfjob_launcher_name": name, "tfjob_launcher_image": workload_image(),
-        "tfjob_launcher_image_pull_policy": "Never", "tfjob_launcher_workers": 2, "tfjob_launcher_gpus_per_worker": 1,
+        "kube_job_image_pull_policy": "Never", "tfjob_launcher_workers": 2, "tfjob_launcher_gpus_per_worker": 1,
         "tfjob_launcher_device": "cpu", "tfjob_launcher_spread_workers": True,
-        "tfjob_launcher_python": WORKLOAD_PYTHON, "tfjob_launcher_benchmark_path": WORKLOAD_BENCHMARK,
-        "tfjob_launcher_benchmark_args": TF_BENCHMARK_ARGS, "tfjob_launcher_wait_timeout": 600}, **variables))
+        "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
+        "kube_job_benchmark_args": TF_BENCHMARK_ARGS, "kube_job_wait_timeout": 600}, **variables))
 
 
 def _verify(tmp_path, name, options=(), **variables):
@@ -149,7 +149,7 @@ def test_a_tfjob_with_a_parameter_server_passes_the_verdict_with_every_workers_f
     """With the program from a ConfigMap, at a path the image does not have, as on a stock TensorFlow image."""
     # The role deletes it at the end, and waits until its pods are gone.
     ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, tfjob_launcher_cleanup_enabled=True,
-                  tfjob_launcher_benchmark_source="configmap", tfjob_launcher_benchmark_path=PROGRAM_NOT_IN_IMAGE)
+                  tfjob_launcher_benchmark_source="configmap", kube_job_benchmark_path=PROGRAM_NOT_IN_IMAGE)
     assert ran.rc == 0, ran.explain()
     assert not _pods("with-ps")
     replicas = ran.result(RUN_TASK)["tfjob"]["spec"]["tfReplicaSpecs"]

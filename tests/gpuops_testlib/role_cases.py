@@ -233,13 +233,24 @@ def run_task_cases(work_dir, cases, other_hosts=()):
     return dict((name, CaseResult(run, name, work_dir / name)) for name in cases)
 
 
+def _dependencies(role):
+    """The roles of this collection that role depends on, by their short names."""
+    with open(str(ROLES / role / "meta" / "main.yml"), encoding="utf-8") as handle:
+        meta = yaml.safe_load(handle) or {}
+    names = [entry["role"] if isinstance(entry, dict) else entry for entry in meta.get("dependencies") or []]
+    return [name.rsplit(".", 1)[-1] for name in names]
+
+
 def role_vars_case(role, msg, case_vars=None, host_vars=None, more_shown=()):
     """A run_task_cases case that renders what a role passes on, without running it: the role's defaults and vars
     loaded, the case's variables set above them as facts (case_vars), then msg shown by the task "Render" and each
     (task name, msg) of more_shown after it. host_vars are the case host's own variables, which the role's vars
-    files override."""
-    tasks = [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLES / role / "defaults" / "main.yml")},
-             {"name": "Vars", "ansible.builtin.include_vars": str(ROLES / role / "vars" / "main.yml")}]
+    files override. The defaults and vars of the roles it depends on (meta/main.yml) are loaded first, as Ansible
+    does."""
+    tasks = []
+    for loaded in _dependencies(role) + [role]:
+        tasks += [{"name": "Defaults", "ansible.builtin.include_vars": str(ROLES / loaded / "defaults" / "main.yml")},
+                  {"name": "Vars", "ansible.builtin.include_vars": str(ROLES / loaded / "vars" / "main.yml")}]
     if case_vars:
         tasks.append({"name": "The case's variables", "ansible.builtin.set_fact": case_vars})
     tasks += [{"name": name, "ansible.builtin.debug": {"msg": shown_msg}}

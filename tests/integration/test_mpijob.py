@@ -116,16 +116,16 @@ def test_launcher_role_runs_the_job_and_fails_naming_why_when_the_launcher_left_
     log_path = str(tmp_path / "out" / "launcher.log")
     report_path = str(tmp_path / "out" / "report.json")
     role = {"role": "gpuops.cluster.mpijob_launcher", "vars": {
-        "mpijob_launcher_kubeconfig": lab.kubeconfig, "mpijob_launcher_namespace": namespace,
+        "kube_job_kubeconfig": lab.kubeconfig, "kube_job_namespace": namespace,
         "mpijob_launcher_name": "bench", "mpijob_launcher_image": "localhost/gpuops-horovod:simulated",
-        "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+        "kube_job_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
         "mpijob_launcher_slots_per_worker": 2,
-        "mpijob_launcher_benchmark_args": ["--framework", "pytorch", "--model", "resnet18", "--batch-size", "16"],
-        "mpijob_launcher_env": {"OMP_NUM_THREADS": "2"},
-        "mpijob_launcher_resources": {"cpu": "2", "memory": "4Gi"},
+        "kube_job_benchmark_args": ["--framework", "pytorch", "--model", "resnet18", "--batch-size", "16"],
+        "kube_job_env": {"OMP_NUM_THREADS": "2"},
+        "kube_job_resources": {"cpu": "2", "memory": "4Gi"},
         "mpijob_launcher_clean_pod_policy": "None",
-        "mpijob_launcher_wait_timeout": 120,
-        "mpijob_launcher_report_path": report_path,
+        "kube_job_wait_timeout": 120,
+        "kube_job_report_path": report_path,
         "verify_training_log_path": log_path}}
     playbook = write_playbook(tmp_path, "bench", [], roles=[role])
 
@@ -146,9 +146,9 @@ def test_launcher_role_runs_the_job_and_fails_naming_why_when_the_launcher_left_
     assert job["launcher_log_pod"].startswith("bench-launcher-")
     assert "could not serve the log of launcher pod " + job["launcher_log_pod"] in job["launcher_log_error"]
     # The role stops there, naming the job and the reason; nothing is judged and no report is written.
-    failed = first.result("Fail when the job left no launcher log")
+    failed = first.result("Fail when the job left no log")
     assert failed["failed"] is True
-    assert failed["msg"] == ("MPIJob %s/bench finished without a launcher log to verify: %s"
+    assert failed["msg"] == ("MPIJob %s/bench finished without a log to verify: %s"
                              % (namespace, job["launcher_log_error"])), failed["msg"]
     assert first.results("Judge the training log") == []
     assert not os.path.exists(log_path) and not os.path.exists(report_path)
@@ -329,12 +329,12 @@ def new_namespace(lab):
 def host_network_launcher(lab, tmp_path, namespace, **more):
     """The mpijob_launcher role with host networking: its pods need the privileged level."""
     role = {"role": "gpuops.cluster.mpijob_launcher", "vars": dict({
-        "mpijob_launcher_kubeconfig": lab.kubeconfig, "mpijob_launcher_namespace": namespace,
+        "kube_job_kubeconfig": lab.kubeconfig, "kube_job_namespace": namespace,
         "mpijob_launcher_name": "hostnet", "mpijob_launcher_image": "localhost/gpuops-horovod:simulated",
-        "mpijob_launcher_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
-        "mpijob_launcher_host_network": True, "mpijob_launcher_resources": {"cpu": "1", "memory": "1Gi"},
+        "kube_job_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+        "mpijob_launcher_host_network": True, "kube_job_resources": {"cpu": "1", "memory": "1Gi"},
         "mpijob_launcher_clean_pod_policy": "None",
-        "mpijob_launcher_wait_timeout": 120, "verify_training_log_path": str(tmp_path / "out" / "launcher.log")},
+        "kube_job_wait_timeout": 120, "verify_training_log_path": str(tmp_path / "out" / "launcher.log")},
         **more)}
     return write_playbook(tmp_path, "hostnet", [], roles=[role])
 
@@ -358,7 +358,7 @@ def test_a_host_network_launcher_creates_its_namespace_with_the_privileged_pod_s
 
     # The job runs under kwok, which leaves no launcher log: the role stops there, after the pods were admitted.
     first = run_playbook(ansible_env, playbook)
-    assert first.result("Fail when the job left no launcher log")["failed"] is True, first.explain()
+    assert first.result("Fail when the job left no log")["failed"] is True, first.explain()
     assert labels_of(lab, new_namespace).items() >= privileged.items()
     workers = [p for p in lab.core.list_namespaced_pod(new_namespace, label_selector=JOB_NAME_LABEL + "=hostnet").items
                if p.metadata.name.startswith("hostnet-worker-")]

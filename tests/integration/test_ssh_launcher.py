@@ -68,7 +68,8 @@ class SshLab:
 
     def verify(self, controller, run_name, *options, **extra):
         extra_vars = {"gpuops_launcher": "ssh", "ssh_launcher_controller": controller,
-                      "ssh_launcher_log_dir": self.logs, "ssh_launcher_run_name": run_name}
+                      "ssh_launcher_log_path": os.path.join(self.logs, run_name + ".log"),
+                      "ssh_launcher_run_name": run_name}
         extra_vars.update(extra)
         return self.playbook(VERIFY_PLAYBOOK, extra_vars, *options)
 

@@ -52,11 +52,11 @@ def built(lab):  # pylint: disable=unused-argument
 def _one_pod_on_node1(tmp_path, built, name, benchmark_args, **variables):
     """An inventory for the pod launcher: two ranks in one pod of the image the playbook imported into node1."""
     return controller_inventory(tmp_path / (name + ".yml"), dict({
-        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "pod_launcher_namespace": "default",
+        "gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "pod", "kube_job_namespace": "default",
         "pod_launcher_name": name, "pod_launcher_image": built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1],
-        "pod_launcher_image_pull_policy": "Never", "pod_launcher_node_selector": {"kubernetes.io/hostname": "node1"},
-        "pod_launcher_ranks": 2, "pod_launcher_python": WORKLOAD_PYTHON, "pod_launcher_benchmark_path": WORKLOAD_BENCHMARK,
-        "pod_launcher_benchmark_args": benchmark_args, "pod_launcher_wait_timeout": 600, "pod_launcher_cleanup_enabled": True,
+        "kube_job_image_pull_policy": "Never", "kube_job_node_selector": {"kubernetes.io/hostname": "node1"},
+        "pod_launcher_ranks": 2, "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
+        "kube_job_benchmark_args": benchmark_args, "kube_job_wait_timeout": 600, "pod_launcher_cleanup_enabled": True,
         "gpuops_training_expect_ranks": 2}, **variables))
 
 

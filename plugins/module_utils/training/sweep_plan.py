@@ -137,11 +137,8 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
         values[shape.gpus] = gpus * share // per_group if gpus and gpus % per_group == 0 else gpus
     for variable in shape.names:
         values[variable] = run_name(name, ranks)
-    if LAUNCHERS[launcher].log == "log_dir":
-        values[LAUNCHERS[launcher].variable("log_dir")] = directory
-    else:
-        values[LAUNCHERS[launcher].variable("log_path")] = "%s/%s.log" % (directory, run_name(name, ranks))
-        values[LAUNCHERS[launcher].variable("report_path")] = "%s/%s.json" % (directory, run_name(name, ranks))
+    for variable in LAUNCHERS[launcher].path_variables():
+        values[variable] = "%s/%s.%s" % (directory, run_name(name, ranks), "json" if variable.endswith("report_path") else "log")
     return values
 
 

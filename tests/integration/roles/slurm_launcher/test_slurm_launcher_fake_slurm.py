@@ -50,7 +50,7 @@ def verify(tmp_path, check=False, program=None, queue=None, jobs=None, **role_va
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
         "ansible_user": getpass.getuser()}}}}}}))
     extra = dict({"gpuops_launcher": "slurm", "slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2,
-                  "slurm_launcher_work_dir": str(tmp_path / "work"), "slurm_launcher_log_dir": str(tmp_path / "logs"),
+                  "slurm_launcher_work_dir": str(tmp_path / "work"), "slurm_launcher_log_path": str(tmp_path / "logs" / "training-slurm.log"),
                   "slurm_launcher_python": "/bin/cat", "slurm_launcher_poll_interval": 0.2,
                   "slurm_launcher_program": program or str(LOGS / "lab_mpi_2node_4rank_tf.log"),
                   "slurm_launcher_env": {"HOROVOD_CYCLE_TIME": 1}, "gpuops_training_chart_enabled": False}, **role_vars)

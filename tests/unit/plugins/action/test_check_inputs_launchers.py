@@ -55,20 +55,20 @@ CASES = {
     "mpijob: no workers": ("mpijob_launcher", ["mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=0"], [
         line("mpijob_launcher_workers", "0", "a number of worker pods, 1 or more")]),
     "mpijob: an unknown pull policy": ("mpijob_launcher", [
-        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_image_pull_policy=Sometimes"], [
-        line("mpijob_launcher_image_pull_policy", "'Sometimes'", "one of Always, IfNotPresent, Never")]),
+        "mpijob_launcher_image=horovod:0.28.1", "kube_job_image_pull_policy=Sometimes"], [
+        line("kube_job_image_pull_policy", "'Sometimes'", "one of Always, IfNotPresent, Never")]),
     "mpijob: a port above 65535": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_ssh_port=65536"], [
         line("mpijob_launcher_ssh_port", "65536", SSHD_PORT)]),
     "mpijob: every problem at once": ("mpijob_launcher", [
-        "mpijob_launcher_workers=two", "mpijob_launcher_slots_per_worker=0", "mpijob_launcher_wait_sleep=0",
-        "mpijob_launcher_log_path=logs/bench.log", "mpijob_launcher_host_network=true"], [
+        "mpijob_launcher_workers=two", "mpijob_launcher_slots_per_worker=0", "kube_job_wait_sleep=0",
+        "kube_job_log_path=logs/bench.log", "mpijob_launcher_host_network=true"], [
         line("mpijob_launcher_workers", "'two'", "a whole number"),
         line("mpijob_launcher_image", "''", MPIJOB_IMAGE),
         line("mpijob_launcher_slots_per_worker", "0",
              "a number of ranks per worker, 1 or more, or null for one per GPU"),
-        line("mpijob_launcher_wait_sleep", "0.0", "a number of seconds between two looks at the job, above 0"),
-        line("mpijob_launcher_log_path", "'logs/bench.log'", LOG_PATH.format("launcher log"))]),
+        line("kube_job_wait_sleep", "0.0", "a number of seconds between two looks at the job, above 0"),
+        line("kube_job_log_path", "'logs/bench.log'", LOG_PATH.format("job's log"))]),
     "mpijob: expected ranks other than workers x slots": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "mpijob_launcher_gpus_per_worker=4",
         "gpuops_training_expect_ranks=4"], [
@@ -79,45 +79,45 @@ CASES = {
     # gpuops_nccl is the one source of NCCL settings, for the ranks and the hosts' /etc/nccl.conf: a launcher's own
     # env may not give any, whether gpuops_nccl gives the same name or not.
     "mpijob: NCCL variables in the launcher's env, a capability with CAP_": ("mpijob_launcher", [
-        "mpijob_launcher_image=horovod:0.28.1", '{"mpijob_launcher_capabilities": ["CAP_IPC_LOCK"]}',
-        '{"gpuops_nccl": {"NCCL_IB_HCA": "mlx5_0"}, "mpijob_launcher_env": {"NCCL_IB_HCA": "mlx5_1", "NCCL_DEBUG": "INFO", '
+        "mpijob_launcher_image=horovod:0.28.1", '{"kube_job_capabilities": ["CAP_IPC_LOCK"]}',
+        '{"gpuops_nccl": {"NCCL_IB_HCA": "mlx5_0"}, "kube_job_env": {"NCCL_IB_HCA": "mlx5_1", "NCCL_DEBUG": "INFO", '
         '"HOROVOD_CYCLE_TIME": "1"}}'],
-        [line("mpijob_launcher_capabilities", '["CAP_IPC_LOCK"]',
+        [line("kube_job_capabilities", '["CAP_IPC_LOCK"]',
               "Linux capabilities in capitals without their CAP_ prefix, such as [IPC_LOCK]"),
-         line("mpijob_launcher_env", '{"HOROVOD_CYCLE_TIME": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"}',
+         line("kube_job_env", '{"HOROVOD_CYCLE_TIME": "1", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5_1"}',
               NCCL_IN_ENV.format("NCCL_DEBUG, NCCL_IB_HCA"))]),
     "mpijob: ddp with its own distribution, Horovod's options and fp16 on CPUs": ("mpijob_launcher", [
         "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=ddp", "mpijob_launcher_master_port=70000",
-        '{"mpijob_launcher_benchmark_args": ["--distribution", "ddp", "--fusion-threshold-mb", "64", "--mixed-precision", "fp16"]}',
-        '{"mpijob_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
+        '{"kube_job_benchmark_args": ["--distribution", "ddp", "--fusion-threshold-mb", "64", "--mixed-precision", "fp16"]}',
+        '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
         line("mpijob_launcher_master_port", "70000",
              "a port from 1 to 65535, free on the first worker, for torch.distributed's store"),
-        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS, "no --distribution or --framework: with "
+        line("kube_job_benchmark_args", MPIJOB_DDP_ARGS, "no --distribution or --framework: with "
              "mpijob_launcher_distribution ddp the role gives --framework pytorch --distribution ddp"),
-        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_distribution='ddp')",
+        line("kube_job_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_distribution='ddp')",
              "none of Horovod's options (--fusion-threshold-mb), which DistributedDataParallel does not use"),
-        line("mpijob_launcher_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with mpijob_launcher_distribution='ddp')",
+        line("kube_job_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with mpijob_launcher_distribution='ddp')",
              "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("mpijob_launcher_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_gpus_per_worker=0)",
+        line("kube_job_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_gpus_per_worker=0)",
              "no --mixed-precision fp16 while the workers train on CPUs (no GPU asked for, or --device cpu): float16 "
              "mixed precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
     "mpijob: an unknown distribution": ("mpijob_launcher", [
         "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=torchrun"], [
         line("mpijob_launcher_distribution", "'torchrun'", "one of horovod, ddp")]),
     "mpijob: ddp in the arguments of a horovod run": ("mpijob_launcher", [
-        "mpijob_launcher_image=pytorch:2.13", '{"mpijob_launcher_benchmark_args": ["--distribution", "ddp"]}'], [
-        line("mpijob_launcher_benchmark_args", '["--distribution", "ddp"]', "no --distribution other than horovod; set "
+        "mpijob_launcher_image=pytorch:2.13", '{"kube_job_benchmark_args": ["--distribution", "ddp"]}'], [
+        line("kube_job_benchmark_args", '["--distribution", "ddp"]', "no --distribution other than horovod; set "
              "mpijob_launcher_distribution to ddp for PyTorch's DistributedDataParallel")]),
     "mpijob: ddp right values as strings": ("mpijob_launcher", [
         "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=ddp", "mpijob_launcher_master_port=29500",
-        '{"mpijob_launcher_benchmark_args": ["--model", "resnet50", "--device", "cpu", "--mixed-precision", "bf16"]}'], []),
+        '{"kube_job_benchmark_args": ["--model", "resnet50", "--device", "cpu", "--mixed-precision", "bf16"]}'], []),
     "mpijob: a relative verify_training_log_path": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "verify_training_log_path=training.log"], [
         line("verify_training_log_path", "'training.log'", LOG_PATH.format("benchmark log"))]),
     "mpijob: right values as strings": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "mpijob_launcher_slots_per_worker=2",
         "mpijob_launcher_gpus_per_worker=2", "mpijob_launcher_ssh_port=2022", "mpijob_launcher_host_network=true",
-        "mpijob_launcher_wait_sleep=0.5", "mpijob_launcher_cleanup_enabled=false", "gpuops_training_expect_ranks=4",
+        "kube_job_wait_sleep=0.5", "mpijob_launcher_cleanup_enabled=false", "gpuops_training_expect_ranks=4",
         "verify_training_log_path=/var/log/gpuops/training.log"], []),
 
     # tfjob_launcher
@@ -126,25 +126,31 @@ CASES = {
     "tfjob: an unknown device": ("tfjob_launcher", ["tfjob_launcher_image=tf:2.15", "tfjob_launcher_device=tpu"], [
         line("tfjob_launcher_device", "'tpu'", "gpu, cpu, or null for gpu with GPUs per worker and cpu without")]),
     "tfjob: every problem at once": ("tfjob_launcher", [
-        "tfjob_launcher_gpus_per_worker=one", "tfjob_launcher_parameter_servers=-1", "tfjob_launcher_log_lines=-5",
+        "tfjob_launcher_gpus_per_worker=one", "tfjob_launcher_parameter_servers=-1", "kube_job_log_lines=-5",
         "tfjob_launcher_spread_workers=true"], [
         line("tfjob_launcher_gpus_per_worker", "'one'", "a whole number"),
         line("tfjob_launcher_image", "''", TFJOB_IMAGE),
         line("tfjob_launcher_parameter_servers", "-1",
              "a number of parameter servers, 0 (the workers train in step) or more"),
-        line("tfjob_launcher_log_lines", "-5", "a number of log lines to keep, 0 (the whole log) or more")]),
+        line("kube_job_log_lines", "-5", "a number of log lines to keep, 0 (the whole log) or more")]),
     "tfjob: expected ranks other than the workers": ("tfjob_launcher", [
         "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
         "gpuops_training_expect_ranks=6"], [
         line("gpuops_training_expect_ranks", "6 (with tfjob_launcher_workers=4)",
              "4, the ranks the TFJob runs (one per worker), or leave it unset to expect that count")]),
+    # The options every Kubernetes launcher shares are kube_job's: one given under the launcher's own name would be
+    # passed over without a word.
+    "tfjob: a shared option under the launcher's own name": ("tfjob_launcher", [
+        "tfjob_launcher_image=tf:2.15", "tfjob_launcher_namespace=training"], [
+        line("tfjob_launcher_namespace", "'training'",
+             "kube_job_namespace instead: every Kubernetes launcher takes it from there (the kube_job role)")]),
     "tfjob: an NCCL variable in the launcher's env": ("tfjob_launcher", [
-        "tfjob_launcher_image=tf:2.15", '{"tfjob_launcher_env": {"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}}'], [
-        line("tfjob_launcher_env", '{"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}', NCCL_IN_ENV.format("NCCL_DEBUG"))]),
+        "tfjob_launcher_image=tf:2.15", '{"kube_job_env": {"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}}'], [
+        line("kube_job_env", '{"NCCL_DEBUG": "INFO", "TF_CPP_MIN_LOG_LEVEL": "1"}', NCCL_IN_ENV.format("NCCL_DEBUG"))]),
     "tfjob: right values as strings": ("tfjob_launcher", [
         "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
-        "tfjob_launcher_gpus_per_worker=1", "tfjob_launcher_device=cpu", "tfjob_launcher_rerun=yes",
-        "tfjob_launcher_wait_timeout=600", "gpuops_training_expect_ranks=4"], []),
+        "tfjob_launcher_gpus_per_worker=1", "tfjob_launcher_device=cpu", "kube_job_rerun=yes",
+        "kube_job_wait_timeout=600", "gpuops_training_expect_ranks=4"], []),
 
     # pytorchjob_launcher: torchrun in every pod, PyTorch only.
     "pytorchjob: every problem at once": ("pytorchjob_launcher", [
@@ -159,25 +165,25 @@ CASES = {
     "pytorchjob: Horovod's options, the role's flags, fp16 on CPUs, ranks other than pods x ranks": ("pytorchjob_launcher", [
         "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=0",
         "pytorchjob_launcher_procs_per_worker=2", "gpuops_training_expect_ranks=2",
-        '{"pytorchjob_launcher_benchmark_args": ["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]}',
-        '{"pytorchjob_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
+        '{"kube_job_benchmark_args": ["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]}',
+        '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
         line("gpuops_training_expect_ranks", "2 (with pytorchjob_launcher_workers=2, pytorchjob_launcher_procs_per_worker=2, "
              "pytorchjob_launcher_gpus_per_worker=0)",
              "4, the ranks the PyTorchJob runs (2 pods x 2 ranks), or leave it unset to expect that count"),
-        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS, "no --distribution, --framework or --device: the role "
+        line("kube_job_benchmark_args", PYTORCHJOB_ARGS, "no --distribution, --framework or --device: the role "
              "gives --framework pytorch --distribution ddp and --device (pytorchjob_launcher_device)"),
-        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS, "none of Horovod's options (--hierarchical-allreduce), "
+        line("kube_job_benchmark_args", PYTORCHJOB_ARGS, "none of Horovod's options (--hierarchical-allreduce), "
              "which DistributedDataParallel does not use"),
-        line("pytorchjob_launcher_env", '{"HOROVOD_CYCLE_TIME": "1"}',
+        line("kube_job_env", '{"HOROVOD_CYCLE_TIME": "1"}',
              "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("pytorchjob_launcher_benchmark_args", PYTORCHJOB_ARGS + " (with pytorchjob_launcher_gpus_per_worker=0, "
+        line("kube_job_benchmark_args", PYTORCHJOB_ARGS + " (with pytorchjob_launcher_gpus_per_worker=0, "
              "pytorchjob_launcher_device=null)",
              "no --mixed-precision fp16 while the pods train on CPUs (no GPU asked for, or the device cpu): float16 mixed "
              "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
     "pytorchjob: right values as strings": ("pytorchjob_launcher", [
         "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=4",
         "pytorchjob_launcher_port=29500", "gpuops_training_expect_ranks=8",
-        '{"pytorchjob_launcher_benchmark_args": ["--mixed-precision", "--channels-last"]}'], []),
+        '{"kube_job_benchmark_args": ["--mixed-precision", "--channels-last"]}'], []),
 
     # pod_launcher
     "pod: fewer than no GPUs": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=-1"], [
@@ -185,53 +191,53 @@ CASES = {
     "pod: a word for the ranks": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_ranks=all"], [
         line("pod_launcher_ranks", "'all'", "a whole number")]),
     "pod: every problem at once": ("pod_launcher", [
-        "pod_launcher_image=", "pod_launcher_ranks=0", "pod_launcher_api_retries=-1", "pod_launcher_gpus=8"], [
+        "pod_launcher_image=", "pod_launcher_ranks=0", "kube_job_api_retries=-1", "pod_launcher_gpus=8"], [
         line("pod_launcher_image", "''", POD_IMAGE),
         line("pod_launcher_ranks", "0", "a number of ranks, 1 or more, or null for one per GPU"),
-        line("pod_launcher_api_retries", "-1", "a number of retries, 0 (none) or more")]),
+        line("kube_job_api_retries", "-1", "a number of retries, 0 (none) or more")]),
     "pod: expected ranks other than one per GPU": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8", "gpuops_training_expect_ranks=4"], [
         line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
              "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave "
              "it unset to expect that count")]),
     "pod: an NCCL variable in the launcher's env": ("pod_launcher", [
-        "pod_launcher_image=horovod:0.28.1", '{"pod_launcher_env": {"NCCL_P2P_LEVEL": "NVL"}}'], [
-        line("pod_launcher_env", '{"NCCL_P2P_LEVEL": "NVL"}', NCCL_IN_ENV.format("NCCL_P2P_LEVEL"))]),
+        "pod_launcher_image=horovod:0.28.1", '{"kube_job_env": {"NCCL_P2P_LEVEL": "NVL"}}'], [
+        line("kube_job_env", '{"NCCL_P2P_LEVEL": "NVL"}', NCCL_IN_ENV.format("NCCL_P2P_LEVEL"))]),
     # PyTorch's DDP in the pod: torchrun starts the ranks; the distribution is the role's, Horovod's options have no use.
     "pod: an unknown distribution": ("pod_launcher", ["pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=mpi"], [
         line("pod_launcher_distribution", "'mpi'", "one of horovod, ddp")]),
     "pod: ddp with Horovod's options, fp16 without GPUs, ranks other than torchrun's": ("pod_launcher", [
         "pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=ddp", "pod_launcher_ranks=2",
-        '{"pod_launcher_benchmark_args": ["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]}',
-        '{"pod_launcher_horovodrun_args": ["--gloo"]}', '{"pod_launcher_env": {"HOROVOD_CYCLE_TIME": "1"}}',
+        '{"kube_job_benchmark_args": ["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]}',
+        '{"pod_launcher_horovodrun_args": ["--gloo"]}', '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}',
         "gpuops_training_expect_ranks=4"], [
         line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=2, pod_launcher_gpus=0)",
              "2, the ranks torchrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave it "
              "unset to expect that count"),
-        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]',
+        line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]',
              "no --distribution or --framework: with pod_launcher_distribution ddp the role gives --framework pytorch "
              "--distribution ddp"),
-        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
+        line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
              "pod_launcher_distribution='ddp')",
              "none of Horovod's options (--fp16-allreduce), which DistributedDataParallel does not use"),
         line("pod_launcher_horovodrun_args", "[\"--gloo\"] (with pod_launcher_distribution='ddp')",
              "[]: torchrun starts the ranks of ddp, not horovodrun"),
-        line("pod_launcher_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with pod_launcher_distribution='ddp')",
+        line("kube_job_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with pod_launcher_distribution='ddp')",
              "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("pod_launcher_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
+        line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
              "pod_launcher_gpus=0)",
              "no --mixed-precision fp16 while the pod trains on CPUs (no GPU asked for, or --device cpu): float16 mixed "
              "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
     "pod: ddp asked in the program's arguments": ("pod_launcher", [
-        "pod_launcher_image=horovod:0.28.1", '{"pod_launcher_benchmark_args": ["--distribution=ddp"]}'], [
-        line("pod_launcher_benchmark_args", '["--distribution=ddp"]', "no --distribution other than horovod; set "
+        "pod_launcher_image=horovod:0.28.1", '{"kube_job_benchmark_args": ["--distribution=ddp"]}'], [
+        line("kube_job_benchmark_args", '["--distribution=ddp"]', "no --distribution other than horovod; set "
              "pod_launcher_distribution to ddp for PyTorch's DistributedDataParallel")]),
     "pod: ddp right values as strings": ("pod_launcher", [
         "pod_launcher_image=pytorch:2.5.1", "pod_launcher_distribution=ddp", "pod_launcher_gpus=2",
-        '{"pod_launcher_benchmark_args": ["--mixed-precision", "--channels-last"]}', "gpuops_training_expect_ranks=2"], []),
+        '{"kube_job_benchmark_args": ["--mixed-precision", "--channels-last"]}', "gpuops_training_expect_ranks=2"], []),
     "pod: right values as strings": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=0", "pod_launcher_ranks=2",
-        "pod_launcher_report_enabled=false", "pod_launcher_privileged=no", "pod_launcher_wait_sleep=2",
+        "kube_job_report_enabled=false", "kube_job_privileged=no", "kube_job_wait_sleep=2",
         "gpuops_training_expect_ranks=2"], []),
 
     # job_launcher
@@ -242,12 +248,12 @@ CASES = {
         line("job_launcher_host_network", "'sometimes'", "true or false")]),
     "job: every problem at once": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", "job_launcher_workers=0", "job_launcher_gpus_per_worker=-8",
-        "job_launcher_ssh_port=0", "job_launcher_wait_timeout=0", "job_launcher_drop_page_cache=true"], [
+        "job_launcher_ssh_port=0", "kube_job_wait_timeout=0", "job_launcher_drop_page_cache=true"], [
         line("job_launcher_workers", "0", "a number of worker pods, 1 or more"),
         line("job_launcher_gpus_per_worker", "-8", "a number of GPUs per worker, 0 or more"),
         line("job_launcher_ssh_port", "0", SSHD_PORT),
-        line("job_launcher_wait_timeout", "0",
-             "a number of seconds to wait for the workers and for the run, 1 or more")]),
+        line("kube_job_wait_timeout", "0",
+             "a number of seconds to wait for the job, 1 or more")]),
     "job: expected ranks other than workers x slots": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", "job_launcher_workers=2", "job_launcher_slots_per_worker=8",
         "job_launcher_gpus_per_worker=8", "gpuops_training_expect_ranks=8"], [
@@ -255,13 +261,13 @@ CASES = {
              "job_launcher_gpus_per_worker=8)",
              "16, the ranks mpirun starts (2 workers x 8 slots), or leave it unset to expect that count")]),
     "job: an NCCL variable in the launcher's env": ("job_launcher", [
-        "job_launcher_image=horovod:0.28.1", '{"job_launcher_env": {"NCCL_SOCKET_IFNAME": "bond0"}}'], [
-        line("job_launcher_env", '{"NCCL_SOCKET_IFNAME": "bond0"}', NCCL_IN_ENV.format("NCCL_SOCKET_IFNAME"))]),
+        "job_launcher_image=horovod:0.28.1", '{"kube_job_env": {"NCCL_SOCKET_IFNAME": "bond0"}}'], [
+        line("kube_job_env", '{"NCCL_SOCKET_IFNAME": "bond0"}', NCCL_IN_ENV.format("NCCL_SOCKET_IFNAME"))]),
     "job: right values as strings": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", "job_launcher_workers=2", "job_launcher_gpus_per_worker=8",
         "job_launcher_ssh_port=22122", "job_launcher_host_network=true", "job_launcher_drop_page_cache=false",
         "job_launcher_cleanup_workers=false", "gpuops_training_expect_ranks=16",
-        "job_launcher_log_path=/var/log/gpuops/job.log"], []),
+        "kube_job_log_path=/var/log/gpuops/job.log"], []),
 
     # ssh_launcher: the check runs on each host with its own host variables: here the case's host's.
     "ssh: no ranks per host": ("ssh_launcher", ["ssh_launcher_slots_per_host=0"], [

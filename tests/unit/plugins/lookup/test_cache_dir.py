@@ -25,13 +25,9 @@ from gpuops_testlib.role_cases import run_task_cases, shown
 
 # Each variables file that takes a path from the cache folder, and the path variables it defines.
 CACHE_PATHS = {
-    "roles/mpijob_launcher/defaults/main.yml": ["mpijob_launcher_log_path", "mpijob_launcher_report_path"],
-    "roles/tfjob_launcher/defaults/main.yml": ["tfjob_launcher_log_path", "tfjob_launcher_report_path"],
-    "roles/pytorchjob_launcher/defaults/main.yml": ["pytorchjob_launcher_log_path", "pytorchjob_launcher_report_path"],
-    "roles/pod_launcher/defaults/main.yml": ["pod_launcher_log_path", "pod_launcher_report_path"],
-    "roles/job_launcher/defaults/main.yml": ["job_launcher_log_path", "job_launcher_report_path"],
-    "roles/ssh_launcher/defaults/main.yml": ["ssh_launcher_log_dir"],
-    "roles/slurm_launcher/defaults/main.yml": ["slurm_launcher_log_dir"],
+    "roles/kube_job/vars/main.yml": ["__kube_job_log_path", "__kube_job_report_path"],
+    "roles/ssh_launcher/vars/main.yml": ["__ssh_launcher_local_log"],
+    "roles/slurm_launcher/vars/main.yml": ["__slurm_launcher_local_log"],
     "roles/training_sweep/defaults/main.yml": ["training_sweep_dir"],
     "roles/versions_report/defaults/main.yml": ["versions_report_path"],
     "lab/roles/lab_nodes/defaults/main.yml": ["lab_nodes_state_dir"],
@@ -40,6 +36,12 @@ CACHE_PATHS = {
     "lab/roles/lab_kube_node/defaults/main.yml": ["lab_kube_node_cache_dir", "lab_kube_node_control_plane_dir"],
     "lab/roles/lab_slurm/defaults/main.yml": ["lab_slurm_cache_dir", "lab_slurm_key_dir"],
     "inventories/lab/group_vars/all.yml": ["lab_state_dir", "lab_cache_dir"],
+}
+# What a variables file needs loaded or given before it: the role's defaults, and what its caller passes.
+CONTEXT = {
+    "roles/kube_job/vars/main.yml": (["roles/kube_job/defaults/main.yml"], {"kube_job_run": {"name": "bench"}}),
+    "roles/ssh_launcher/vars/main.yml": (["roles/ssh_launcher/defaults/main.yml"], {"ssh_launcher_controller": "mpi"}),
+    "roles/slurm_launcher/vars/main.yml": (["roles/slurm_launcher/defaults/main.yml"], {}),
 }
 # Where the roles, the lab and the inventories could name the cache.
 SEARCHED = ["roles", "lab", "inventories", "playbooks", "molecule"]
@@ -51,8 +53,12 @@ def case_name(variables_file):
 
 def rendered_paths(variables_file, names):
     """A case that loads one variables file and shows its path variables."""
-    tasks = [{"name": "Variables", "ansible.builtin.include_vars": str(Path(REPO_ROOT) / variables_file)},
-             {"name": "Render", "ansible.builtin.debug": {"msg": dict((name, "{{ %s }}" % name) for name in names)}}]
+    before, given = CONTEXT.get(variables_file, ([], {}))
+    tasks = [{"name": "Variables", "ansible.builtin.include_vars": str(Path(REPO_ROOT) / loaded)}
+             for loaded in before + [variables_file]]
+    if given:
+        tasks.append({"name": "Given", "ansible.builtin.set_fact": given})
+    tasks += [{"name": "Render", "ansible.builtin.debug": {"msg": dict((name, "{{ %s }}" % name) for name in names)}}]
     return tasks, {}
 
 

@@ -15,7 +15,7 @@ import yaml
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import SITE_OPTIONS, parts_to_check
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
-    DEFAULT_LAUNCHER, LAUNCHERS, ON_HOSTS, THROUGH_API,
+    DEFAULT_LAUNCHER, KUBE_BODY, LAUNCHERS, ON_HOSTS, THROUGH_API,
 )
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -41,7 +41,7 @@ def test_every_launcher_role_has_a_row_and_every_row_a_role():
 @pytest.mark.parametrize("name", sorted(LAUNCHERS))
 def test_a_rows_variables_are_its_roles_options(name):
     launcher = LAUNCHERS[name]
-    options = _options(launcher.role)
+    options = dict(_options(launcher.role), **(_options(KUBE_BODY) if launcher.runs_on == THROUGH_API else {}))
     declared = launcher.shape.inputs() + list(launcher.shape.names) + launcher.path_variables()
     assert [variable for variable in declared if variable not in options] == []
     for role in launcher.roles:

@@ -9,14 +9,15 @@ import yaml
 
 ROLES = Path(__file__).resolve().parents[4] / "roles"
 INCLUDE = "ansible.builtin.include_role"
-# Each role that makes pods, and the settings of its pods that decide their pod security level.
-POD_ROLES = {
-    "mpijob_launcher": ("host_network", "privileged", "capabilities", "host_paths"),
-    "tfjob_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
-    "pytorchjob_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
-    "pod_launcher": ("privileged", "capabilities", "host_paths", "volumes"),
-    "job_launcher": ("host_network", "privileged", "capabilities", "host_paths", "volumes"),
-    "gpu_validation": (),
+# The settings of pods that decide their pod security level.
+SETTINGS = ("host_network", "privileged", "capabilities", "host_paths", "volumes")
+# Each Kubernetes launcher, and the settings it gives of its own kind (kube_job_run); the rest are kube_job's options.
+LAUNCHERS = {
+    "mpijob_launcher": ("host_network",),
+    "tfjob_launcher": ("volumes",),
+    "pytorchjob_launcher": ("volumes",),
+    "pod_launcher": ("volumes",),
+    "job_launcher": ("host_network", "privileged", "volumes"),
 }
 
 
@@ -34,29 +35,55 @@ def tasks_of(role):
     return found
 
 
-@pytest.mark.parametrize("role", sorted(POD_ROLES))
-def test_the_role_has_job_namespace_create_its_namespace_and_creates_none_itself(role):
-    tasks = tasks_of(role)
-    includes = [task for task in tasks if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.job_namespace"]
-    assert len(includes) == 1
-    # Its tasks run whatever tags chose the role's.
-    assert includes[0][INCLUDE]["apply"] == {"tags": ["always"]}
-    passed = includes[0]["vars"]
-    namespace = "smoke_namespace" if role == "gpu_validation" else "namespace"
-    assert passed["job_namespace_name"] == "{{ %s_%s }}" % (role, namespace)
-    settings = sorted(key[len("job_namespace_"):] for key in passed
-                      if key not in ("job_namespace_name", "job_namespace_kubeconfig", "job_namespace_context"))
-    assert settings == sorted(POD_ROLES[role])
-    for setting in settings:
-        assert "%s_%s" % (role, setting) in passed["job_namespace_" + setting]
-    creating = [task["name"] for task in tasks if "kubernetes.core.k8s" in task
-                and (task["kubernetes.core.k8s"].get("kind") == "Namespace"
-                     or (task["kubernetes.core.k8s"].get("definition") or {}).get("kind") == "Namespace")]
-    assert creating == []
+def namespace_includes(role):
+    return [task for task in tasks_of(role) if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.job_namespace"]
 
 
-@pytest.mark.parametrize("role", sorted(POD_ROLES))
-def test_every_pod_setting_named_is_one_of_the_role(role):
+def creates_a_namespace(role):
+    return [task["name"] for task in tasks_of(role) if "kubernetes.core.k8s" in task
+            and (task["kubernetes.core.k8s"].get("kind") == "Namespace"
+                 or (task["kubernetes.core.k8s"].get("definition") or {}).get("kind") == "Namespace")]
+
+
+def test_the_launchers_shared_body_has_job_namespace_create_the_namespace_with_every_pod_setting():
+    (include,) = namespace_includes("kube_job")
+    # Its tasks run whatever tags chose the launcher's.
+    assert include[INCLUDE]["apply"] == {"tags": ["always"]}
+    passed = include["vars"]
+    assert passed["job_namespace_name"] == "{{ kube_job_namespace }}"
+    assert sorted(key[len("job_namespace_"):] for key in passed
+                  if key not in ("job_namespace_name", "job_namespace_kubeconfig", "job_namespace_context")) == sorted(
+                      SETTINGS)
+    for setting in ("capabilities", "host_paths"):
+        assert passed["job_namespace_" + setting] == "{{ kube_job_%s }}" % setting
+    for setting in ("host_network", "privileged", "volumes"):
+        assert "kube_job_run.%s" % setting in passed["job_namespace_" + setting]
+    assert creates_a_namespace("kube_job") == []
+
+
+@pytest.mark.parametrize("role", sorted(LAUNCHERS))
+def test_each_launcher_prepares_its_namespace_through_the_shared_body_giving_its_own_settings(role):
+    prepares = [task for task in tasks_of(role) if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.kube_job"
+                and task[INCLUDE].get("tasks_from") == "prepare"]
+    assert len(prepares) == 1
+    assert prepares[0][INCLUDE]["apply"] == {"tags": ["always"]}
+    assert namespace_includes(role) == [] and creates_a_namespace(role) == []
+    run = yaml.safe_load((ROLES / role / "vars" / "main.yml").read_text())["__%s_run" % role]
+    assert sorted(setting for setting in SETTINGS if setting in run) == sorted(LAUNCHERS[role])
+    # Each from the launcher's own options (job_launcher's privileged: its page cache drop needs it).
+    for setting in LAUNCHERS[role]:
+        assert role + "_" in run[setting]
+
+
+def test_the_smoke_pods_have_job_namespace_create_their_namespace():
+    (include,) = namespace_includes("gpu_validation")
+    assert include[INCLUDE]["apply"] == {"tags": ["always"]}
+    assert include["vars"]["job_namespace_name"] == "{{ gpu_validation_smoke_namespace }}"
+    assert creates_a_namespace("gpu_validation") == []
+
+
+@pytest.mark.parametrize("role", sorted(LAUNCHERS))
+def test_every_setting_a_launcher_gives_of_its_own_is_one_of_its_options(role):
     defaults = yaml.safe_load((ROLES / role / "defaults" / "main.yml").read_text())
-    for setting in POD_ROLES[role]:
-        assert "%s_%s" % (role, setting) in defaults
+    for setting in LAUNCHERS[role]:
+        assert "%s_%s" % (role, "drop_page_cache" if setting == "privileged" else setting) in defaults

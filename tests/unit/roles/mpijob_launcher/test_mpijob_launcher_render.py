@@ -26,15 +26,15 @@ ENV = {"LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}
 CASES = {
     # NCCL settings come from gpuops_nccl, the launcher's own env adds the rest.
     "pod_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
-        IMAGE, mpijob_launcher_env=ENV, gpuops_nccl={"NCCL_DEBUG": "INFO"}, mpijob_launcher_workers=2,
+        IMAGE, kube_job_env=ENV, gpuops_nccl={"NCCL_DEBUG": "INFO"}, mpijob_launcher_workers=2,
         mpijob_launcher_slots_per_worker=2)),
     "host_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
         IMAGE, mpijob_launcher_host_network=True, mpijob_launcher_ssh_port=2022)),
     "host_network_default_port": role_vars_case("mpijob_launcher", COMMANDS, dict(
         IMAGE, mpijob_launcher_host_network=True)),
     "ddp": role_vars_case("mpijob_launcher", COMMANDS, dict(
-        IMAGE, mpijob_launcher_distribution="ddp", mpijob_launcher_name="bench", mpijob_launcher_namespace="ml",
-        mpijob_launcher_benchmark_args=["--model", "resnet50"])),
+        IMAGE, mpijob_launcher_distribution="ddp", mpijob_launcher_name="bench", kube_job_namespace="ml",
+        kube_job_benchmark_args=["--model", "resnet50"])),
     "ddp_host_network": role_vars_case("mpijob_launcher", COMMANDS, dict(
         IMAGE, mpijob_launcher_distribution="ddp", mpijob_launcher_host_network=True,
         mpijob_launcher_master_port=29600)),

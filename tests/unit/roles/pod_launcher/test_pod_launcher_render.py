@@ -19,12 +19,12 @@ def run_role(role_vars):
 
 CASES = {
     "eight_gpus": role_vars_case("pod_launcher", COMMAND, dict(
-        IMAGE, pod_launcher_gpus=8, pod_launcher_benchmark_args=["--model", "resnet50"],
+        IMAGE, pod_launcher_gpus=8, kube_job_benchmark_args=["--model", "resnet50"],
         pod_launcher_horovodrun_args=["--timeline-filename", "/tmp/timeline.json"])),
     "cpu_ranks": role_vars_case("pod_launcher", COMMAND, dict(IMAGE, pod_launcher_ranks=2)),
     "ddp": role_vars_case("pod_launcher", COMMAND, dict(
         IMAGE, pod_launcher_distribution="ddp", pod_launcher_gpus=4,
-        pod_launcher_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
+        kube_job_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
     "bad_counts": run_role(dict(IMAGE, pod_launcher_gpus=-1, pod_launcher_ranks=0)),
     "no_image": run_role({}),
 }

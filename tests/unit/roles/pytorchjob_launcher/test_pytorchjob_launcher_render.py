@@ -15,7 +15,7 @@ RENDERED = {"command": "{{ __pytorchjob_launcher_default_command }}", "ranks": "
 CASES = {
     "gpus": role_vars_case("pytorchjob_launcher", RENDERED, dict(
         IMAGE, pytorchjob_launcher_workers=2, pytorchjob_launcher_gpus_per_worker=4,
-        pytorchjob_launcher_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
+        kube_job_benchmark_args=["--model", "resnet50", "--mixed-precision", "bf16"])),
     "cpus": role_vars_case("pytorchjob_launcher", RENDERED, dict(
         IMAGE, pytorchjob_launcher_workers=2, pytorchjob_launcher_gpus_per_worker=0,
         pytorchjob_launcher_procs_per_worker=2)),

@@ -54,6 +54,17 @@ MANIFEST_OBJECTS = [
 ]
 LAUNCHERS = ("mpijob_launcher", "tfjob_launcher", "pytorchjob_launcher", "pod_launcher", "job_launcher", "gpu_validation")
 
+
+def pull_secrets_of(role):
+    """The variable a role's jobs take their pull Secrets from: the Kubernetes launchers', from their shared body."""
+    return "__%s_image_pull_secrets" % ("gpu_validation" if role == "gpu_validation" else "kube_job")
+
+
+def body_of(role):
+    """The role whose tasks put the Secret in the namespace: the Kubernetes launchers' shared body, or the role."""
+    return role if role == "gpu_validation" else "kube_job"
+
+
 CASES = {
     # The role itself.
     "ngc": run_role(NGC),
@@ -89,9 +100,9 @@ CASES = {
     "operator_absent": role_vars_case("gpu_operator", OPERATOR_SETTINGS, {
         PULL_SECRETS: ["gpuops-registry"], "__gpu_operator_method": "helm"}, {"gpuops_gpu_stack": "device_plugin"}),
 }
-CASES.update(("%s_pulling" % role, role_vars_case(role, "{{ __%s_image_pull_secrets }}" % role,
+CASES.update(("%s_pulling" % role, role_vars_case(role, "{{ %s }}" % pull_secrets_of(role),
                                                   {PULL_SECRETS: ["gpuops-registry"]})) for role in LAUNCHERS)
-CASES.update(("%s_as_before" % role, role_vars_case(role, "{{ __%s_image_pull_secrets }}" % role)) for role in LAUNCHERS)
+CASES.update(("%s_as_before" % role, role_vars_case(role, "{{ %s }}" % pull_secrets_of(role))) for role in LAUNCHERS)
 
 
 @pytest.fixture(scope="module")
@@ -229,8 +240,9 @@ def test_every_job_a_role_creates_references_the_secret_it_put_in_the_namespace(
     assert creating
     for path, task in creating:
         args = next(task[module] for module in JOB_MODULES if module in task)
-        assert args.get("image_pull_secrets") == "{{ __%s_image_pull_secrets }}" % role, (path, task["name"])
-    includes = [task for _path, task in tasks if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.registry_credentials"]
+        assert args.get("image_pull_secrets") == "{{ %s }}" % pull_secrets_of(role), (path, task["name"])
+    includes = [task for _path, task in tasks_of(body_of(role))
+                if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.registry_credentials"]
     assert len(includes) == 1
     # Its tasks run whatever tags chose the role's.
     assert includes[0][INCLUDE]["apply"] == {"tags": ["always"]}

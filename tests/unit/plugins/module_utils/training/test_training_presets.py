@@ -176,7 +176,7 @@ def test_the_infiniband_examples_baseline_lets_the_h100_presets_net_ib_floor_app
         example = yaml.safe_load(handle)
     report = judge("horovod_pytorch_16gpu_ib_nccl.log", threshold_preset=example["gpuops_training_threshold_preset"],
                    baseline_img_per_sec=example["gpuops_training_baseline_img_per_sec"],
-                   benchmark_command=["python3", BENCHMARK] + example["mpijob_launcher_benchmark_args"])
+                   benchmark_command=["python3", BENCHMARK] + example["kube_job_benchmark_args"])
     preset = report["thresholds"]["preset"]
     assert (preset["name"], preset["precision"]) == ("h100-sxm", "amp")
     assert (preset["applied"]["min_scaling_efficiency"]["transport"], report["thresholds"]["min_scaling_efficiency"]) == (

@@ -29,7 +29,8 @@ def test_slurm_takes_the_fewest_nodes_that_hold_the_ranks_in_equal_shares():
     assert plan["sizes"][2]["vars"] == {
         "gpuops_training_expect_ranks": 4, "slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2,
         "slurm_launcher_gpus_per_node": 0, "slurm_launcher_run_name": "gpuops-sweep-4ranks",
-        "slurm_launcher_job_name": "gpuops-sweep-4ranks", "slurm_launcher_log_dir": "/logs"}
+        "slurm_launcher_job_name": "gpuops-sweep-4ranks",
+        "slurm_launcher_log_path": "/logs/gpuops-sweep-4ranks.log"}
     assert plan["baseline"] == 1 and plan["floors"] == {1: 0.8, 2: 0.8, 4: 0.8}
     assert plan["lines"][0].startswith("1 rank(s): 1 node(s) x 1 task(s), run gpuops-sweep-1rank, the baseline (")
 
@@ -78,7 +79,7 @@ def test_every_launcher_the_input_check_knows_has_a_shape():
 def test_kubernetes_launchers_get_a_name_a_log_and_a_report_per_size():
     plan = plan_sweep("mpijob", [2], None, {"mpijob_launcher_workers": 2}, "lab-sweep", "/logs")
     size = plan["sizes"][0]["vars"]
-    assert (size["mpijob_launcher_name"], size["mpijob_launcher_log_path"], size["mpijob_launcher_report_path"]) == (
+    assert (size["mpijob_launcher_name"], size["kube_job_log_path"], size["kube_job_report_path"]) == (
         "lab-sweep-2ranks", "/logs/lab-sweep-2ranks.log", "/logs/lab-sweep-2ranks.json")
 
 
