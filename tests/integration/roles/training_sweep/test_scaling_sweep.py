@@ -51,7 +51,7 @@ def sweep(tmp_path, extra, check=False, killed=(), **host_vars):
     write_fake_slurm(tmp_path / "bin")
     login = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                   "ansible_user": getpass.getuser(), "slurm_launcher_nodes": 2, "slurm_launcher_tasks_per_node": 2,
-                  "slurm_launcher_work_dir": str(tmp_path / "work"), "slurm_launcher_log_path": str(tmp_path / "logs" / "training-slurm.log"),
+                  "slurm_launcher_work_dir": str(tmp_path / "work"), "gpuops_sweep_dir": str(tmp_path / "logs"),
                   "slurm_launcher_python": "/bin/sh", "slurm_launcher_program": program(tmp_path, killed),
                   "slurm_launcher_poll_interval": 0.2, "gpuops_training_expect_ranks": 4}, **host_vars)
     inventory = tmp_path / "hosts.yml"
