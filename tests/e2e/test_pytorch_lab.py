@@ -90,7 +90,7 @@ def test_an_mpijob_starts_every_ddp_rank_with_mpirun_on_both_nodes(lab_pytorch, 
         "kube_job_image_pull_policy": "Never", "mpijob_launcher_distribution": "ddp",
         "mpijob_launcher_workers": 2, "mpijob_launcher_spread_workers": True, "kube_job_python": WORKLOAD_PYTHON,
         "kube_job_benchmark_path": WORKLOAD_BENCHMARK, "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS[2:],
-        "kube_job_wait_timeout": 600, "mpijob_launcher_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
+        "kube_job_wait_timeout": 600, "kube_job_cleanup_enabled": True, "gpuops_training_expect_ranks": 2})
     report, log = verified(tmp_path, inventory, "e2e-mpijob-ddp", ranks=2)
     lines = dict(line.split(":", 1) for line in report["summary"])
     assert lines["verdict"].strip().startswith("PASSED (an MPIJob (default/e2e-mpijob-ddp, each rank started by mpirun, "

@@ -148,7 +148,7 @@ def test_the_training_operator_is_applied_again_in_place_keeping_its_crds_and_jo
 def test_a_tfjob_with_a_parameter_server_passes_the_verdict_with_every_workers_figures(tfjob_namespace, tmp_path):
     """With the program from a ConfigMap, at a path the image does not have, as on a stock TensorFlow image."""
     # The role deletes it at the end, and waits until its pods are gone.
-    ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, tfjob_launcher_cleanup_enabled=True,
+    ran = _verify(tmp_path, "with-ps", tfjob_launcher_parameter_servers=1, kube_job_cleanup_enabled=True,
                   tfjob_launcher_benchmark_source="configmap", kube_job_benchmark_path=PROGRAM_NOT_IN_IMAGE)
     assert ran.rc == 0, ran.explain()
     assert not _pods("with-ps")

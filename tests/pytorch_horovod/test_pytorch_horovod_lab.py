@@ -56,7 +56,7 @@ def _one_pod_on_node1(tmp_path, built, name, benchmark_args, **variables):
         "pod_launcher_name": name, "pod_launcher_image": built.result(BUILD_IMAGE, "localhost")["stdout_lines"][-1],
         "kube_job_image_pull_policy": "Never", "kube_job_node_selector": {"kubernetes.io/hostname": "node1"},
         "pod_launcher_ranks": 2, "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
-        "kube_job_benchmark_args": benchmark_args, "kube_job_wait_timeout": 600, "pod_launcher_cleanup_enabled": True,
+        "kube_job_benchmark_args": benchmark_args, "kube_job_wait_timeout": 600, "kube_job_cleanup_enabled": True,
         "gpuops_training_expect_ranks": 2}, **variables))
 
 

@@ -149,7 +149,7 @@ def written_variables(launcher):
 
 
 def plan_sweep(launcher, ranks, floors, settings, name, directory):
-    """The sweep as it will run: {launcher, sizes: [{ranks, name, placement, vars}], baseline, floors}.
+    """The sweep as it will run: {launcher, role, sizes: [{ranks, name, placement, vars}], baseline, floors}.
     settings: the launcher's size variables as the inventory (or the role's defaults) give them.
     Raises SweepError naming every problem, the variable first."""
     problems = []
@@ -179,7 +179,8 @@ def plan_sweep(launcher, ranks, floors, settings, name, directory):
         raise SweepError(problems)
     baseline = 1 if 1 in sizes else sizes[0]
     floors = check_floors(floors, sizes)[0]
-    return {"launcher": launcher, "sizes": planned, "baseline": baseline, "floors": floors,
+    return {"launcher": launcher, "role": LAUNCHERS[launcher].role, "sizes": planned, "baseline": baseline,
+            "floors": floors,
             "lines": [plan_line(size, floors.get(size["ranks"]), baseline) for size in planned]}
 
 

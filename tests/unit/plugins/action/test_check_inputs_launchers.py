@@ -117,7 +117,7 @@ CASES = {
     "mpijob: right values as strings": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "mpijob_launcher_slots_per_worker=2",
         "mpijob_launcher_gpus_per_worker=2", "mpijob_launcher_ssh_port=2022", "mpijob_launcher_host_network=true",
-        "kube_job_wait_sleep=0.5", "mpijob_launcher_cleanup_enabled=false", "gpuops_training_expect_ranks=4",
+        "kube_job_wait_sleep=0.5", "kube_job_cleanup_enabled=false", "gpuops_training_expect_ranks=4",
         "verify_training_log_path=/var/log/gpuops/training.log"], []),
 
     # tfjob_launcher

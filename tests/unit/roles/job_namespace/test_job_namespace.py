@@ -61,14 +61,22 @@ def test_the_launchers_shared_body_has_job_namespace_create_the_namespace_with_e
     assert creates_a_namespace("kube_job") == []
 
 
+def test_the_shared_bodys_launch_prepares_the_namespace_before_the_launchers_job():
+    launch = yaml.safe_load((ROLES / "kube_job" / "tasks" / "launch.yml").read_text())
+    steps = launch[1]["block"]
+    assert steps[0]["ansible.builtin.import_tasks"] == "prepare.yml"
+    assert [step[INCLUDE]["tasks_from"] for step in (steps[1], steps[2]["block"][0])] == ["delete", "submit"]
+
+
 @pytest.mark.parametrize("role", sorted(LAUNCHERS))
-def test_each_launcher_prepares_its_namespace_through_the_shared_body_giving_its_own_settings(role):
-    prepares = [task for task in tasks_of(role) if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.kube_job"
-                and task[INCLUDE].get("tasks_from") == "prepare"]
-    assert len(prepares) == 1
-    assert prepares[0][INCLUDE]["apply"] == {"tags": ["always"]}
+def test_each_launcher_runs_through_the_shared_body_giving_its_own_settings(role):
+    launches = [task for task in tasks_of(role) if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.kube_job"]
+    assert [task[INCLUDE]["tasks_from"] for task in launches] == ["launch"]
+    assert launches[0]["tags"] == ["always"]
+    assert launches[0]["vars"] == {"kube_job_run": "{{ __%s_run }}" % role}
     assert namespace_includes(role) == [] and creates_a_namespace(role) == []
     run = yaml.safe_load((ROLES / role / "vars" / "main.yml").read_text())["__%s_run" % role]
+    assert run["role"] == role
     assert sorted(setting for setting in SETTINGS if setting in run) == sorted(LAUNCHERS[role])
     # Each from the launcher's own options (job_launcher's privileged: its page cache drop needs it).
     for setting in LAUNCHERS[role]:

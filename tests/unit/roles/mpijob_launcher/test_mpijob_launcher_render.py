@@ -1,5 +1,5 @@
 """The mpijob_launcher role's launch contract without a cluster: the launcher's and the workers' default
-commands rendered from the role's defaults and vars, and validate.yml's input check refusing a bad SSH port
+commands rendered from the role's defaults and vars, and the role's input check refusing a bad SSH port
 (tests/unit/plugins/action/test_check_inputs_launchers.py checks the role's other inputs).
 
 Every case is a host of one ansible-playbook run on localhost (gpuops_testlib.role_cases.run_task_cases).
@@ -18,8 +18,8 @@ COMMANDS = {"launcher": "{{ __mpijob_launcher_default_command }}",
 
 
 def validate(role_vars):
-    include = {"name": "gpuops.cluster.mpijob_launcher", "tasks_from": "validate.yml"}
-    return [{"name": "Check", "ansible.builtin.include_role": include}], dict(IMAGE, **role_vars)
+    check = {"roles": ["mpijob_launcher"]}
+    return [{"name": "Check the variables", "gpuops.cluster.check_inputs": check}], dict(IMAGE, **role_vars)
 
 
 ENV = {"LD_LIBRARY_PATH": "/opt/nccl/lib", "HOROVOD_CYCLE_TIME": 1}

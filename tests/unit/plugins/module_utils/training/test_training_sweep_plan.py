@@ -3,6 +3,7 @@
 """A sweep's sizes into each launcher's size variables, and the inputs refused before any run."""
 
 import os
+import re
 
 import pytest
 import yaml
@@ -83,16 +84,27 @@ def test_kubernetes_launchers_get_a_name_a_log_and_a_report_per_size():
         "lab-sweep-2ranks", "/logs/lab-sweep-2ranks.log", "/logs/lab-sweep-2ranks.json")
 
 
-@pytest.mark.parametrize("launcher", sorted(SHAPES))
-def test_the_role_passes_every_variable_the_plan_sets(launcher):
-    """size.yml's include of the launcher sets exactly the plan's variables, and plan.yml probes all of them."""
+def test_the_role_runs_the_plans_launcher_role_by_name_with_the_plans_variables():
+    """size.yml names no launcher: it sets whatever variables the plan gives and includes the plan's role, and
+    plan.yml probes the same variables. A new launcher needs no branch there."""
     with open(os.path.join(ROLE_TASKS, "size.yml")) as handle:
-        block = yaml.safe_load(handle)[1]["block"]
-    include = [task for task in block if task["ansible.builtin.include_role"]["name"] == "gpuops.cluster.%s_launcher" % launcher]
-    assert sorted(include[0]["vars"]) == written_variables(launcher)
+        tasks = yaml.safe_load(handle)
+    include = tasks[2]["block"][0]["ansible.builtin.include_role"]
+    assert include == {"name": "gpuops.cluster.{{ __training_sweep_plan.role }}"}
+    assert tasks[1]["loop"] == "{{ __training_sweep_size.vars | dict2items }}"
     with open(os.path.join(ROLE_TASKS, "plan.yml")) as handle:
         probe = [task for task in yaml.safe_load(handle) if "ansible.builtin.assert" in task][0]["vars"]
-    assert set(written_variables(launcher)) <= set(probe)
+    assert probe["__training_sweep_probed"] == "{{ __training_sweep_plan.sizes[0].vars.keys() | sort }}"
+    with open(os.path.join(ROLE_TASKS, "size.yml")) as handle:
+        assert not re.search(r"\b(%s)_launcher" % "|".join(LAUNCHERS), handle.read())
+
+
+@pytest.mark.parametrize("launcher", sorted(SHAPES))
+def test_the_plan_names_the_registrys_role_and_each_size_the_variables_it_writes(launcher):
+    settings = {name: 1 for name in SHAPES[launcher].inputs()}
+    plan = plan_sweep(launcher, [1], None, settings, "sweep", "/logs")
+    assert plan["role"] == LAUNCHERS[launcher].role
+    assert sorted(plan["sizes"][0]["vars"]) == written_variables(launcher)
 
 
 def test_a_size_the_inventory_cannot_hold_is_refused_naming_the_variables():
