@@ -117,11 +117,10 @@ wait_for_builds() {
 
 banner() { printf '\n=== %s ===\n' "$*"; }
 
-# The unit tier's ten slowest tests are listed at its end, where its 120 s go. Its files run on every core, each
-# file's tests in one worker (--dist loadfile), so that a file's module fixture, one ansible-playbook run for all
-# its cases, runs once.
+# The unit tier's ten slowest tests are listed at its end, where its 120 s go. It runs on every core
+# (tests/unit/pytest.ini).
 run_unit() {
-    pytest -q -p no:cacheprovider -n auto --dist loadfile --durations=10 tests/unit
+    pytest -q -p no:cacheprovider --durations=10 tests/unit
 }
 
 # ansible-test only runs from inside ansible_collections/<namespace>/<name>/: copy the files git
