@@ -24,13 +24,13 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
-    SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX, THRESHOLDS_ROLE, parts_to_check,
+    SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX, THRESHOLDS_ROLE, launcher_rules, parts_to_check,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import KUBE_BODY, LAUNCHERS, THROUGH_API
 
 _COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _ROLE_PREFIX = "gpuops.cluster."
-LAUNCHER_ROLES = frozenset(launcher.role for launcher in LAUNCHERS.values())
+LAUNCHER_OF_ROLE = dict((launcher.role, launcher) for launcher in LAUNCHERS.values())
 
 
 def _variables_of(rule):
@@ -57,6 +57,15 @@ def _with_dependencies(loader, names):
 
     for name in names:
         add(_short_name(name))
+    return roles
+
+
+def _with_launcher_rules(roles):
+    """roles, each launcher's rules joined by those its row in the registry gives (its shape says how many nodes its
+    run takes, which the thresholds alone do not know)."""
+    for role in roles:
+        if role.name in LAUNCHER_OF_ROLE:
+            role.rules = list(role.rules) + launcher_rules(LAUNCHER_OF_ROLE[role.name])
     return roles
 
 
@@ -137,10 +146,10 @@ class ActionModule(ActionBase):
             roles = _with_dependencies(self._loader, args["roles"])
             # A launcher judges its log with the thresholds: its own check covers them, as the stages' does.
             for role in roles:
-                if role.name in LAUNCHER_ROLES:
+                if role.name in LAUNCHER_OF_ROLE:
                     role.options = dict(thresholds, **role.options)
                     role.rules = list(role.rules) + threshold_rules
-            return self._check_roles(roles, [], {}, task_vars)
+            return self._check_roles(_with_launcher_rules(roles), [], {}, task_vars)
         site_options = dict(SITE_OPTIONS, **thresholds)
         defaults = dict((name, option.get("default")) for name, option in site_options.items())
         site, problems = self._converted(site_options, ChainMap(task_vars, defaults))
@@ -154,8 +163,8 @@ class ActionModule(ActionBase):
         patterns = set(part.hosts_pattern(task_vars) for part in parts)
         targeted = dict((pattern, here in self._hosts_of(pattern, task_vars)) for pattern in patterns)
         roles = _with_dependencies(self._loader, [part.role for part in parts if targeted[part.hosts_pattern(task_vars)]])
-        return self._check_roles(roles, SITE_RULES + threshold_rules, site, task_vars, site_checked=True,
-                                 site_names=list(site_options))
+        return self._check_roles(_with_launcher_rules(roles), SITE_RULES + threshold_rules, site, task_vars,
+                                 site_checked=True, site_names=list(site_options))
 
     def _hosts_of(self, pattern, task_vars):
         pattern = self._templar.template(pattern)

@@ -18,6 +18,9 @@ description:
     pod for C(pytorchjob) - with a run name, a log and a report of its own, and C(gpuops_training_expect_ranks).
   - The launcher's own variables, as the inventory sets them (else the launcher role's defaults), are the most the
     sweep may take; each size takes the fewest nodes (workers, hosts) that hold its ranks in equal shares.
+  - Where C(gpuops_training_require_transport) names a transport between nodes (C(NET/IB), C(NET/Socket)), every
+    size sets it too, and a size on one node (worker, host, pod) requires the others only, since NCCL has no other node
+    to reach there, so the verdict would fail it by construction.
   - Every problem fails the lookup at once, one line each, naming the variable, what it got and what was expected,
     before any run.
   - The role C(gpuops.cluster.training_sweep) and the playbook C(playbooks/scaling_sweep.yml) use it.
@@ -67,7 +70,9 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import DEFAULT_LAUNCHER, LAUNCHERS
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import SHAPES, SweepError, plan_sweep
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import (
+    REQUIRE_TRANSPORT, SHAPES, SweepError, plan_sweep,
+)
 
 _ROLES = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles"))
 
@@ -96,7 +101,7 @@ class LookupModule(LookupBase):
         path = os.path.join(_ROLES, LAUNCHERS[launcher].role, "defaults", "main.yml")
         defaults = self._loader.load_from_file(path, trusted_as_template=True) or {}
         settings = {}
-        for name in SHAPES[launcher].inputs():
+        for name in SHAPES[launcher].inputs() + [REQUIRE_TRANSPORT]:
             value = variables[name] if name in variables else defaults.get(name)
             settings[name] = self._templar.copy_with_new_env(available_variables=variables).template(value)
         return settings

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
-    DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, chosen,
+    DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, THROUGH_API, chosen,
 )
 
 STAGES = ("nodes", "gpu_stack", "verify")
@@ -73,6 +73,49 @@ SITE_RULES = [
                  "never resolves, as in inventories/prod)",
      "when": "ansible_host is defined"},
 ]
+
+
+# What NET/ names: NCCL's traffic between nodes. One node (one pod, one worker, one host) has no other node to reach.
+_NET_REQUIRED = ("gpuops_training_require_transport | map('gpuops.cluster.nccl_transport') | select('string') "
+                 "| select('match', 'NET/') | list")
+
+
+def _one_node_transport_rule(launcher):
+    """The rule that refuses a NET/ transport required of a run the launcher keeps on one node: the verdict would fail
+    it by construction, after the run. A launcher whose shape has no group variable (one pod) always is on one."""
+    groups = launcher.shape.groups
+    word = launcher.shape.words[0]
+    rule = {"variable": ["gpuops_training_require_transport"] + ([groups] if groups else []),
+            "when": "gpuops_training_require_transport is not none",
+            "that": _NET_REQUIRED + " | length == 0",
+            "expected": "transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's traffic between "
+                        "nodes, and this run has one {0} ({{{{ {1} | join(', ') }}}} cannot be seen)".format(
+                            word, _NET_REQUIRED)}
+    if groups:
+        count = "({0} | length if {0} is sequence and {0} is not string else {0} | int)".format(groups)
+        rule["when"] += " and {0} is defined and {0} is not none".format(groups)
+        rule["that"] = "{0} > 1 or {1}".format(count, rule["that"])
+    return rule
+
+
+def _image_tag_rule(launcher):
+    """The rule that asks a launcher's image for a tag or a digest: without one, each node pulls :latest once, and
+    keeps whatever that was while the registry moves on."""
+    image = launcher.role + "_image"
+    return {"variable": image, "when": "{0} is defined and {0} is not none and {0} | length > 0".format(image),
+            "that": "{0} is search('@[a-z0-9]+:[0-9a-f]{{32,}}$') or {0}.split('/')[-1] is search(':[A-Za-z0-9_]"
+                    "[A-Za-z0-9_.-]{{0,127}}$')".format(image),
+            "expected": "an image name with its tag or digest, such as "
+                        "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1 (without one, a node runs whatever "
+                        ":latest was when it first pulled it)"}
+
+
+def launcher_rules(launcher):
+    """The rules the registry's row of a launcher gives its role, beside the role's own meta/input_rules.yml."""
+    rules = [_one_node_transport_rule(launcher)]
+    if launcher.runs_on == THROUGH_API:
+        rules.append(_image_tag_rule(launcher))
+    return rules
 
 
 class Part:

@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import EXPECTED, LAUNCHERS
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import normalize_transport
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
 FLOORS_VARIABLE = "gpuops_sweep_min_efficiency"
@@ -21,6 +22,8 @@ NAME_VARIABLE = "gpuops_sweep_name"
 # A Kubernetes object name takes the run's name: a DNS label, with room for the size's suffix.
 NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 EXPECT_RANKS = "gpuops_training_expect_ranks"
+# NET/ transports carry NCCL's traffic between nodes: a size on one node requires the others only.
+REQUIRE_TRANSPORT = "gpuops_training_require_transport"
 
 
 class SweepError(Exception):
@@ -139,18 +142,30 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
         values[variable] = run_name(name, ranks)
     for variable in LAUNCHERS[launcher].path_variables():
         values[variable] = "%s/%s.%s" % (directory, run_name(name, ranks), "json" if variable.endswith("report_path") else "log")
+    required = settings.get(REQUIRE_TRANSPORT)
+    if _network_required(required):
+        values[REQUIRE_TRANSPORT] = list(required) if count > 1 else [
+            wanted for wanted in required if not (normalize_transport(wanted) or "").startswith("NET/")]
     return values
 
 
-def written_variables(launcher):
-    """Every variable a size sets for this launcher, in the order the plan gives them."""
+def _network_required(required):
+    """Whether a list of required transports names one between nodes (NET/...)."""
+    return isinstance(required, list) and any((normalize_transport(wanted) or "").startswith("NET/") for wanted in required)
+
+
+def written_variables(launcher, required_transports=None):
+    """Every variable a size sets for this launcher, in the order the plan gives them: the required transports too
+    where they name one between nodes, which the sizes on one node leave out."""
     shape = SHAPES[launcher]
-    return sorted([EXPECT_RANKS] + shape.inputs() + list(shape.names) + LAUNCHERS[launcher].path_variables())
+    return sorted([EXPECT_RANKS] + shape.inputs() + list(shape.names) + LAUNCHERS[launcher].path_variables()
+                  + ([REQUIRE_TRANSPORT] if _network_required(required_transports) else []))
 
 
 def plan_sweep(launcher, ranks, floors, settings, name, directory):
     """The sweep as it will run: {launcher, role, sizes: [{ranks, name, placement, vars}], baseline, floors}.
-    settings: the launcher's size variables as the inventory (or the role's defaults) give them.
+    settings: the launcher's size variables as the inventory (or the role's defaults) give them, and the required
+    transports (gpuops_training_require_transport) where given.
     Raises SweepError naming every problem, the variable first."""
     problems = []
     if launcher not in SHAPES:

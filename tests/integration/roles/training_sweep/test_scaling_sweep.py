@@ -124,3 +124,18 @@ def test_a_size_variable_given_with_e_is_refused_before_any_job(tmp_path):
     done, calls = sweep(tmp_path, {"gpuops_sweep_ranks": [1, 2], "slurm_launcher_nodes": 2})
     assert done.rc != 0 and calls == []
     assert done.failed("login01")[0][1]["msg"].startswith("slurm_launcher_nodes: given as an extra variable (-e)")
+
+
+def test_a_transport_between_nodes_is_required_only_of_the_sizes_that_span_nodes(tmp_path):
+    done, calls = sweep(tmp_path, {"gpuops_sweep_ranks": [1, 4]}, gpuops_training_require_transport=["NET/Socket"])
+    assert done.rc != 0
+    assert [call[0] for call in calls].count("sbatch") == 2
+    rows = dict((row["ranks"], row) for row in json.loads((tmp_path / "logs" / "gpuops-sweep.json").read_text())["sizes"])
+    # One node has no other node to reach: its size is judged without NET/Socket, and passes. The recorded 4-rank
+    # run is CPU ranks over Open MPI, with no NCCL line: the requirement holds there, and fails it.
+    assert rows[1]["passed"], rows[1]
+    assert not rows[4]["passed"]
+    assert rows[4]["failures"] == ["transport NET/Socket is required but the log has no NCCL connection lines "
+                                   "(run with NCCL_DEBUG=INFO)"], rows[4]
+    shown = done.result("Show the sizes to run", "login01")["msg"]
+    assert "gpuops_training_require_transport=[]" in shown[0] and "gpuops_training_require_transport=['NET/Socket']" in shown[1]

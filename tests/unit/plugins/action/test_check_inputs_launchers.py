@@ -41,6 +41,12 @@ PRESETS = "one of a100-sxm, cpu-lab, h100-sxm, v100"
 PYTORCHJOB_ARGS = '["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]'
 SSH_DDP_ARGS = '["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", "--mixed-precision", "fp16"]'
 MPIJOB_DDP_ARGS = '["--distribution", "ddp", "--fusion-threshold-mb", "64", "--mixed-precision", "fp16"]'
+TRANSPORTS = ("NCCL transports as NCCL_DEBUG=INFO names them: NET/IB, NET/Socket, P2P, SHM, or NET/ and a network "
+              "plugin's name (IB and Socket are short for NET/IB and NET/Socket; NVLink traffic is P2P)")
+IMAGE_TAG = ("an image name with its tag or digest, such as registry.example.com/ml/gpuops-benchmark:horovod-0.28.1 "
+             "(without one, a node runs whatever :latest was when it first pulled it)")
+ONE_NODE = ("transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's traffic between nodes, and "
+            "this run has one {0} ({1} cannot be seen)")
 NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
                "hosts' /etc/nccl.conf alike")
 
@@ -399,6 +405,36 @@ CASES = {
         "training_verdict_log=/tmp/bench.log", "gpuops_training_threshold_preset=h200", "gpuops_training_precision=bf16"], [
         line("gpuops_training_precision", "'bf16'", "one of amp, fp32"),
         line("gpuops_training_threshold_preset", "'h200'", PRESETS)]),
+    # The verdict would refuse these names after the whole run; the check refuses them before it starts.
+    "verdict: transports NCCL never names, one both required and forbidden": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", '{"gpuops_training_require_transport": ["IB", "NVLink", "p2p"]}',
+        '{"gpuops_training_forbid_transport": ["net/ib", "IBext", "Socket"]}'], [
+        line("gpuops_training_require_transport", '["IB", "NVLink", "p2p"]', TRANSPORTS),
+        line("gpuops_training_forbid_transport", '["net/ib", "IBext", "Socket"]', TRANSPORTS),
+        line("gpuops_training_forbid_transport", '["net/ib", "IBext", "Socket"] (with gpuops_training_require_transport='
+             '["IB", "NVLink", "p2p"])', "each transport either required or forbidden, not both (NET/IB is in both)")]),
+    # NET/ transports are NCCL's traffic between nodes: a run on one node never shows them.
+    "mpijob: NET/IB required of one worker": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=1",
+        '{"gpuops_training_require_transport": ["P2P", "ib"]}'], [
+        line("gpuops_training_require_transport", '["P2P", "ib"] (with mpijob_launcher_workers=1)',
+             ONE_NODE.format("worker", "NET/IB"))]),
+    # A registry's port is not a tag: the name after the last slash carries it.
+    "mpijob: an image without a tag": ("mpijob_launcher", [
+        "mpijob_launcher_image=registry.example.com:5000/ml/gpuops-benchmark"], [
+        line("mpijob_launcher_image", "'registry.example.com:5000/ml/gpuops-benchmark'", IMAGE_TAG)]),
+    "tfjob: an image by its digest": ("tfjob_launcher", [
+        "tfjob_launcher_image=registry.example.com/ml/gpuops-benchmark@sha256:" + "0123456789abcdef" * 4], []),
+    "mpijob: NET/IB required of two workers": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2",
+        '{"gpuops_training_require_transport": ["NET/IB"]}'], []),
+    "pod: NET/Socket required of the one pod": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", '{"gpuops_training_require_transport": ["Socket"]}'], [
+        line("gpuops_training_require_transport", '["Socket"]', ONE_NODE.format("pod", "NET/Socket"))]),
+    "ssh: NET/Socket required of one host": ("ssh_launcher", [
+        '{"ssh_launcher_hosts": ["node1"], "gpuops_training_require_transport": ["NET/Socket"]}'], [
+        line("gpuops_training_require_transport", '["NET/Socket"] (with ssh_launcher_hosts=["node1"])',
+             ONE_NODE.format("host", "NET/Socket"))]),
     "verdict: right values as strings": ("training_verdict", [
         "training_verdict_log=/tmp/bench.log", "training_verdict_ranks=4", "training_verdict_fail_enabled=false",
         "gpuops_training_expect_ranks=4", "gpuops_training_min_scaling_efficiency=0.9",
@@ -450,6 +486,12 @@ STAGE_CASES = {
             "a mapping of NCCL variables to single-line values, such as {NCCL_IB_HCA: 'mlx5_0,mlx5_1', NCCL_IB_GID_INDEX: 3}",
             "NCCL_IB_GID_INDEX from 0 to 255 (3 is usual for RoCE v2)",
             "NCCL_NSOCKS_PERTHREAD at most 4, so that its product with NCCL_SOCKET_NTHREADS is at most 64")]}),
+    # The chosen launcher's shape says how many nodes its run spans: one worker cannot show NCCL's traffic between nodes.
+    "NET/IB required of one MPIJob worker": (LAB_INVENTORY, [
+        "mpijob_launcher_workers=1", "gpuops_training_expect_ranks=2", '{"gpuops_training_require_transport": ["NET/IB"]}'], {
+        "localhost": [line("gpuops_training_require_transport", '["NET/IB"] (with mpijob_launcher_workers=1)',
+                           ONE_NODE.format("worker", "NET/IB"))],
+        "node1": [], "node2": []}),
     # The playbooks' own variables, on localhost alone (the SSH launcher's roles run on the GPU nodes, none here).
     "a scaling minimum without a baseline": ("localhost,", [
         "gpuops_launcher=ssh", "gpuops_training_min_scaling_efficiency=0.8"], {

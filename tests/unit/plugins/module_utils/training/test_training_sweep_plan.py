@@ -107,6 +107,25 @@ def test_the_plan_names_the_registrys_role_and_each_size_the_variables_it_writes
     assert sorted(plan["sizes"][0]["vars"]) == written_variables(launcher)
 
 
+@pytest.mark.parametrize("launcher", sorted(SHAPES))
+def test_a_size_on_one_node_requires_no_transport_between_nodes(launcher):
+    shape = SHAPES[launcher]
+    # Two groups of one rank each; the pod launcher's one pod holds both ranks.
+    settings = {shape.groups: ["node1", "node2"] if launcher == "ssh" else 2, shape.per_group: 1 if shape.groups else 2,
+                shape.gpus: 0, "gpuops_training_require_transport": ["P2P", "ib"]}
+    settings.pop(None, None)
+    plan = plan_sweep(launcher, [1, 2], None, settings, "sweep", "/logs")
+    required = dict((size["ranks"], size["vars"]["gpuops_training_require_transport"]) for size in plan["sizes"])
+    assert required == ({1: ["P2P"], 2: ["P2P"]} if shape.groups is None else {1: ["P2P"], 2: ["P2P", "ib"]})
+    assert sorted(plan["sizes"][0]["vars"]) == written_variables(launcher, ["P2P", "ib"])
+
+
+def test_transports_inside_a_node_are_required_as_given_and_set_no_size_variable():
+    settings = dict(SLURM, gpuops_training_require_transport=["P2P"])
+    plan = plan_sweep("slurm", [1, 4], None, settings, "sweep", "/logs")
+    assert all("gpuops_training_require_transport" not in size["vars"] for size in plan["sizes"])
+
+
 def test_a_size_the_inventory_cannot_hold_is_refused_naming_the_variables():
     with pytest.raises(SweepError) as refused:
         plan_sweep("slurm", [1, 3, 8], None, SLURM, "sweep", "/logs")
