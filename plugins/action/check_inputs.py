@@ -129,8 +129,12 @@ class ActionModule(ActionBase):
             required_one_of=[("stages", "roles")],
         )
         task_vars = task_vars or {}
+        self._cluster_roles = []
         problems, checked = self._check(args, task_vars)
-        result.update(changed=False, checked=checked, problems=[problem.line() for problem in problems])
+        # The roles here that talk to the API server (those with a kubeconfig option): the cluster check after this
+        # one asks the API server once, before any of them runs.
+        result.update(changed=False, checked=checked, problems=[problem.line() for problem in problems],
+                      cluster_roles=self._cluster_roles)
         if problems:
             result["failed"] = True
             result["msg"] = "{0} input{1} to fix before anything changes on {2}:\n{3}".format(
@@ -216,6 +220,7 @@ class ActionModule(ActionBase):
             if problem is not None:
                 problems.append(problem)
         checked = (["the playbooks' own variables"] if site_checked else []) + [role.name for role in roles]
+        self._cluster_roles = [role.name for role in roles if role.name + "_kubeconfig" in role.options]
         return problems, checked
 
     @staticmethod

@@ -62,6 +62,12 @@ checked:
   type: list
   elements: str
   sample: ["the playbooks' own variables", hugepages]
+cluster_roles:
+  description: The roles checked on this host that talk to the Kubernetes API server (those with a kubeconfig option).
+  returned: always
+  type: list
+  elements: str
+  sample: [gpu_node_labels, nvidia_device_plugin, mpi_operator, kube_job]
 problems:
   description: One line per wrong input - C(name - got value; expected what).
   returned: always

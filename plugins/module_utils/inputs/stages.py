@@ -32,6 +32,8 @@ SITE_OPTIONS = {
     "gpuops_training_operator": {"type": "bool", "default": False},
     "gpuops_gpu_validation": {"type": "bool", "default": True},
     "gpuops_versions_report": {"type": "bool", "default": True},
+    # playbooks/check_inputs.yml asks the API server once before any change, where the run's roles talk to it.
+    "gpuops_cluster_check": {"type": "bool", "default": True},
     # The NCCL settings of the hosts' /etc/nccl.conf (gpu_network) and of every launcher's ranks: one source.
     "gpuops_nccl": {"type": "dict", "default": {}},
 }
