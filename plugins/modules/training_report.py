@@ -15,7 +15,8 @@ short_description: Judge a distributed training benchmark from its log
 version_added: 0.1.0
 description:
   - Reads the output of a Horovod synthetic benchmark (PyTorch or TensorFlow), of this collection's
-    benchmark program, or of tf_cnn_benchmarks, as printed directly, through C(mpirun --tag-output)
+    benchmark program, of tf_cnn_benchmarks, or of a program that logs with NVIDIA's DLLogger (its C(total_ips),
+    as NVIDIA's ResNet-50 v1.5 benchmark prints it), as printed directly, through C(mpirun --tag-output)
     or through C(horovodrun), together with any C(NCCL_DEBUG=INFO) lines.
   - Returns the number of ranks, images per second per device and in total, every rank's own
     figure, the NCCL transports actually used, the scaling efficiency against a single-device
@@ -271,7 +272,7 @@ framework:
   type: str
   sample: tensorflow
 sources:
-  description: The kinds of lines found (horovod_synthetic, per_rank, tf_cnn_benchmarks, tagged_output, nccl).
+  description: The kinds of lines found (horovod_synthetic, per_rank, tf_cnn_benchmarks, dllogger, tagged_output, nccl).
   returned: success or threshold failure
   type: list
   elements: str

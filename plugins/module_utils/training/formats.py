@@ -12,6 +12,9 @@
 * tf_cnn_benchmarks: its header, the per-step ``images/sec: X +/- Y (jitter = Z)`` lines and
   ``total images/sec: X``.
 * A wrapper script's own summary line: ``Total images/sec = X``, ``total img/sec: X img/sec``.
+* DLLogger's lines (NVIDIA's training programs, such as the ResNet-50 v1.5 benchmark), on rank 0: its standard
+  output ``DLL <time> - <step> train.total_ips : X images/s ...`` and its JSON stream ``DLLL {...}``, whose
+  ``total_ips`` is the whole run's images per second; the step without numbers is the run's summary.
 * The launcher's command line echoed in the log (``mpirun -np N``, ``horovodrun -np N``).
 """
 
@@ -38,7 +41,8 @@ PER_RANK_FORMAT = (
 EXPECTED_FORMATS = (
     "Horovod synthetic benchmark lines ('Iter #N: X img/sec per GPU', 'Img/sec per GPU: X +-Y', "
     "'Total img/sec on N GPU(s): X +-Y'), per-rank lines ('%s'), tf_cnn_benchmarks lines "
-    "('images/sec: X +/- Y (jitter = Z)', 'total images/sec: X') or a summary line ('Total images/sec = X')"
+    "('images/sec: X +/- Y (jitter = Z)', 'total images/sec: X'), a summary line ('Total images/sec = X') or "
+    "DLLogger's total_ips ('DLL <time> - <step> train.total_ips : X images/s', 'DLLL {...}')"
     % PER_RANK_FORMAT
 )
 
@@ -67,6 +71,17 @@ TF_TOTAL = re.compile(r"^total images/sec:\s+" + NUMBER + r"\s*$")
 # A wrapper's summary of the whole run, in any case, '=' or ':', with or without a unit after it.
 WRAPPER_TOTAL = re.compile(r"^total (?:images|img)/sec\s*[:=]\s*" + NUMBER + r"(?:\s*(?:images|img)/s(?:ec)?)?\s*$", re.I)
 
+# DLLogger's standard output, "DLL <date> <time> - <step> <metric> : <value> <unit> ...", whose step ends where the
+# first metric starts; its JSON stream, "DLLL {...}". A step without numbers ("()", "[]", "Summary:", nothing) is
+# the run's summary.
+DLLOGGER_STDOUT = re.compile(r"^DLL \S+ \S+ - (.*)$")
+DLLOGGER_FIRST_METRIC = re.compile(r"\S+ : ")
+DLLOGGER_TOTAL_IPS = re.compile(r"(?:^|\s)(?:train\.)?total_ips\s*:\s*" + NUMBER)
+DLLOGGER_JSON = "DLLL "
+# The program's arguments, logged once under the step PARAMETER: the model and the batch per GPU.
+DLLOGGER_PARAMETERS = "PARAMETER"
+DLLOGGER_PARAMETER = re.compile(r"(?:^|\s)(arch|batch_size)\s*:\s*(\S+)")
+DLLOGGER_SUMMARY_STEP = re.compile(r"^(?:\(\)|\[\]|Summary:?)?\s*$")
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
 MPI_ABORT = re.compile(
     r"(mpirun noticed that process rank (\d+) .*exited on signal.*"

@@ -60,6 +60,9 @@ class TrainingLog(object):
         self.tf_untagged_totals = []
         # A wrapper's own 'Total images/sec = X': (value, line number).
         self.wrapper_total = None
+        # DLLogger's total_ips: the summary's (value, line number), and the steps' figures before it.
+        self.dllogger_total = None
+        self.dllogger_steps = Series()
         # Launcher: the rank count of its echoed command line, as (ranks, line number).
         self.launch_ranks = None
         self.tagged_ranks = set()

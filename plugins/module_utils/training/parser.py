@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import io
+import json
 import math
 import re
 
@@ -136,6 +137,8 @@ def _read_line(log, logical):
         return
     line = _Line(log, number, stripped)
     if stripped.startswith("Rank ") and _parse_rank_line(log, stripped, line):
+        return
+    if stripped.startswith("DLL") and _parse_dllogger_line(log, stripped, line):
         return
     if "NCCL" in stripped and parse_nccl_line(log, stripped, body):
         return
@@ -263,6 +266,56 @@ def _parse_wrapper_total(log, text, line):
         log.wrapper_total = (value, line.number)
     log.add_source("summary_line")
     return True
+
+
+def _parse_dllogger_line(log, text, line):
+    """DLLogger's total_ips, in its standard output or its JSON stream. Returns True when the line was DLLogger's."""
+    if text.startswith(formats.DLLOGGER_JSON):
+        try:
+            entry = json.loads(text[len(formats.DLLOGGER_JSON):])
+        except ValueError as error:
+            raise line.refuse("a DLLogger line that is not JSON (%s)" % error)
+        if not isinstance(entry, dict):
+            raise line.refuse("a DLLogger line that is not a JSON object")
+        data = entry.get("data") if isinstance(entry.get("data"), dict) else {}
+        step = entry.get("step")
+        if step == formats.DLLOGGER_PARAMETERS:
+            _dllogger_parameters(log, data.items())
+            return True
+        figure = next((data[key] for key in ("train.total_ips", "total_ips") if key in data), None)
+        if figure is None:
+            return True
+        summary = step in ((), [], "", None)
+    else:
+        match = formats.DLLOGGER_STDOUT.match(text)
+        if not match:
+            return False
+        rest = match.group(1)
+        if rest.startswith(formats.DLLOGGER_PARAMETERS):
+            _dllogger_parameters(log, formats.DLLOGGER_PARAMETER.findall(rest))
+            return True
+        total = formats.DLLOGGER_TOTAL_IPS.search(rest)
+        if not total:
+            return True
+        first_metric = formats.DLLOGGER_FIRST_METRIC.search(rest)
+        summary = bool(formats.DLLOGGER_SUMMARY_STEP.match(rest[:first_metric.start()] if first_metric else ""))
+        figure = total.group(1)
+    value = line.figure(str(figure), devices=float("inf"))
+    log.add_source("dllogger")
+    if summary:
+        log.dllogger_total = (value, line.number)
+    else:
+        log.dllogger_steps.add(len(log.dllogger_steps), value)
+    return True
+
+
+def _dllogger_parameters(log, parameters):
+    """The model (arch) and the batch per GPU (batch_size) of the program's PARAMETER step, where the log has no other."""
+    for name, value in parameters:
+        if name == "arch" and log.model is None:
+            log.model = str(value)
+        elif name == "batch_size" and log.batch_size is None and str(value).isdigit():
+            log.batch_size = int(value)
 
 
 # Header lines that set one field of the log from their first group; tf_cnn_benchmarks' per-device

@@ -26,7 +26,8 @@ _round = stats.round_figure
 def _require_figures(log, entries):
     if log.line_count == 0:
         raise TrainingReportError("the training log is empty; expected %s" % EXPECTED_FORMATS)
-    if entries or log.reported_total or log.tf_untagged_totals or log.tf_totals or log.wrapper_total:
+    if (entries or log.reported_total or log.tf_untagged_totals or log.tf_totals or log.wrapper_total
+            or log.dllogger_total or len(log.dllogger_steps)):
         return
     found = "NCCL lines only" if log.nccl_seen else "%d lines, none of them a throughput figure" % log.line_count
     raise TrainingReportError("no throughput figures in the training log (%s); expected %s" % (found, EXPECTED_FORMATS))
@@ -56,6 +57,12 @@ def _printed_total(log):
         return log.tf_untagged_totals[0], "tf_cnn_benchmarks 'total images/sec'"
     if log.wrapper_total:
         return log.wrapper_total[0], "the summary line 'Total images/sec' (line %d)" % log.wrapper_total[1]
+    if log.dllogger_total:
+        return log.dllogger_total[0], "DLLogger's summary total_ips (line %d)" % log.dllogger_total[1]
+    if len(log.dllogger_steps):
+        # A run stopped before its summary: the steps it logged, each the whole run's images per second then.
+        figures = [value for _step, value in log.dllogger_steps.points()]
+        return stats.mean(figures), "the mean total_ips of DLLogger's %d step(s), no summary" % len(figures)
     return None, None
 
 
