@@ -24,7 +24,8 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
-    SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX, THRESHOLDS_ROLE, launcher_rules, parts_to_check,
+    NODE_NAME_OPTION, NODE_NAME_ROLE, POD_RESOURCES_OPTION, SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX,
+    THRESHOLDS_ROLE, extended_resources, launcher_rules, parts_to_check,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import KUBE_BODY, LAUNCHERS, THROUGH_API
 
@@ -129,12 +130,14 @@ class ActionModule(ActionBase):
             required_one_of=[("stages", "roles")],
         )
         task_vars = task_vars or {}
-        self._cluster_roles = []
+        self._cluster_roles, self._cluster_node, self._cluster_resources = [], None, {}
         problems, checked = self._check(args, task_vars)
-        # The roles here that talk to the API server (those with a kubeconfig option): the cluster check after this
-        # one asks the API server once, before any of them runs.
+        # The roles here that talk to the API server (those with a kubeconfig option), the node this host is where a
+        # role addresses it by name, and the extended resources its pods ask for: the cluster check after this one
+        # asks the API server once, before any of them runs.
         result.update(changed=False, checked=checked, problems=[problem.line() for problem in problems],
-                      cluster_roles=self._cluster_roles)
+                      cluster_roles=self._cluster_roles, cluster_node=self._cluster_node,
+                      cluster_resources=self._cluster_resources)
         if problems:
             result["failed"] = True
             result["msg"] = "{0} input{1} to fix before anything changes on {2}:\n{3}".format(
@@ -221,6 +224,10 @@ class ActionModule(ActionBase):
                 problems.append(problem)
         checked = (["the playbooks' own variables"] if site_checked else []) + [role.name for role in roles]
         self._cluster_roles = [role.name for role in roles if role.name + "_kubeconfig" in role.options]
+        if NODE_NAME_ROLE in self._cluster_roles and NODE_NAME_ROLE not in switched_off and not problems:
+            self._cluster_node = converted.get(NODE_NAME_OPTION)
+        if not problems:
+            self._cluster_resources = extended_resources(converted.get(POD_RESOURCES_OPTION))
         return problems, checked
 
     @staticmethod

@@ -12,6 +12,7 @@ node image, Horovod, the workload image and the Kubernetes binaries, which take 
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -202,14 +203,20 @@ def _lab_client():
     return client.CoreV1Api(config.new_client_from_config(config_file=KUBECONFIG))
 
 
-def _fake_node(name, cpu, gpus):
-    capacity = {"cpu": str(cpu), "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+def _fake_node(name, cpu, gpus, offers=None):
+    """A Node of the example's, Ready as its kubelet would have reported it just now: the cluster check before the run
+    asks that of every GPU host's node, and the node controller marks it Unknown only after its grace period (tens of
+    seconds; the check runs in the first seconds). `offers`: extended resources it offers too, as a device plugin's."""
+    capacity = dict({"cpu": str(cpu), "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}, **(offers or {}))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "reported by the test",
+             "lastHeartbeatTime": now, "lastTransitionTime": now}
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "type": "kwok",
                                                   "gpuops.io/e2e-example": "true"},
                          "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
             "spec": {},
-            "status": {"capacity": capacity, "allocatable": capacity,
+            "status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready],
                        "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake"}}}
 
 
@@ -257,8 +264,11 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         second_run, example, nodes, job, extra, ranks, resource):
     assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
     core = _lab_client()
+    # The InfiniBand example's pods ask for the RDMA device plugin's resource, which its nodes offer (the cluster
+    # check refuses a resource no GPU host's node offers).
+    offers = {resource[0]: "8"} if resource and "/" in resource[0] else None
     for name in nodes:
-        core.create_node(_fake_node(name, cpu=80, gpus=8))
+        core.create_node(_fake_node(name, cpu=80, gpus=8, offers=offers))
     try:
         playbook = "site.yml" if not extra else "verify_training.yml"
         tags = "gpu_stack,mpi_operator,verify" if not extra else "all"
@@ -292,6 +302,9 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
         assert command[:3] == ["mpirun", "-np", str(ranks)], command
 
         if not extra:
+            # The example's GPU hosts were found Ready nodes of the cluster before the run planned anything.
+            checked = _result(results, "Check that the cluster answers, before any change")
+            assert [(node["name"], node["ready"]) for node in checked["nodes"]] == [(name, True) for name in nodes], checked
             labels = _result(results, "Apply the GPU labels to every node at once")
             assert labels["changed"] is True, labels
             assert "localhost" in hosts_seen

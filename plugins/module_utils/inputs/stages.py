@@ -23,6 +23,18 @@ STAGES = ("nodes", "gpu_stack", "verify")
 # this role's meta/argument_specs.yml and meta/input_rules.yml, which the input check reads with SITE_OPTIONS and
 # SITE_RULES.
 THRESHOLDS_ROLE = "training_verdict"
+# The role that addresses a host's Kubernetes node by name, and its option that names the node: the cluster check
+# finds each such node in the cluster, Ready, before any change.
+NODE_NAME_ROLE, NODE_NAME_OPTION = "gpu_node_labels", "gpu_node_labels_node_name"
+# The option of the Kubernetes launchers' pods' resources: the cluster check finds a node offering each extended
+# resource there (an RDMA device plugin's, say), but GPUs, which the run's own GPU stack may be about to offer.
+POD_RESOURCES_OPTION = "kube_job_resources"
+
+
+def extended_resources(resources):
+    """The extended resources of a pod's resources (domain/name), but GPUs (<vendor>/gpu)."""
+    return dict((name, amount) for name, amount in (resources or {}).items()
+                if "/" in str(name) and not str(name).endswith("/gpu"))
 THRESHOLD_PREFIX = "gpuops_training_"
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
@@ -78,8 +90,7 @@ SITE_RULES = [
 
 
 # What NET/ names: NCCL's traffic between nodes. One node (one pod, one worker, one host) has no other node to reach.
-_NET_REQUIRED = ("gpuops_training_require_transport | map('gpuops.cluster.nccl_transport') | select('string') "
-                 "| select('match', 'NET/') | list")
+_NET_REQUIRED = "gpuops_training_require_transport | gpuops.cluster.nccl_between_nodes"
 
 
 def _one_node_transport_rule(launcher):
@@ -105,18 +116,28 @@ def _image_tag_rule(launcher):
     keeps whatever that was while the registry moves on."""
     image = launcher.role + "_image"
     return {"variable": image, "when": "{0} is defined and {0} is not none and {0} | length > 0".format(image),
-            "that": "{0} is search('@[a-z0-9]+:[0-9a-f]{{32,}}$') or {0}.split('/')[-1] is search(':[A-Za-z0-9_]"
-                    "[A-Za-z0-9_.-]{{0,127}}$')".format(image),
+            "that": "({0} | gpuops.cluster.image_pin) is not none".format(image),
             "expected": "an image name with its tag or digest, such as "
                         "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1 (without one, a node runs whatever "
                         ":latest was when it first pulled it)"}
+
+
+def _object_name_rule(launcher):
+    """The rule that asks a Kubernetes launcher's name to be one Kubernetes takes for what it names (the job, its pods,
+    their Services): otherwise the job module refuses it, after the node stage, naming its own argument."""
+    name, groups = launcher.shape.names[0], launcher.shape.groups
+    count = "({0} if {0} is integer and {0} >= 1 else 1)".format(groups) if groups else "1"
+    problems = "({0} | gpuops.cluster.launcher_name_problems('{1}', {2}))".format(name, launcher.name, count)
+    return {"variable": name, "when": "{0} is string".format(name), "that": problems + " | length == 0",
+            "expected": "a name Kubernetes takes for the {0} launcher's objects ({{{{ {1} | join('; ') }}}})".format(
+                launcher.name, problems)}
 
 
 def launcher_rules(launcher):
     """The rules the registry's row of a launcher gives its role, beside the role's own meta/input_rules.yml."""
     rules = [_one_node_transport_rule(launcher)]
     if launcher.runs_on == THROUGH_API:
-        rules.append(_image_tag_rule(launcher))
+        rules.extend([_image_tag_rule(launcher), _object_name_rule(launcher)])
     return rules
 
 

@@ -32,6 +32,12 @@ def normalize_transport(name):
     return None
 
 
+def between_nodes(name):
+    """Whether a transport carries NCCL's traffic between nodes (NET/IB, NET/Socket, a network plugin's NET/):
+    a run on one node has no other node to reach, so it can never use one."""
+    return (normalize_transport(name) or "").startswith("NET/")
+
+
 def _threshold_problems(options):
     problems = []
     expect_ranks = options.get("expect_ranks")

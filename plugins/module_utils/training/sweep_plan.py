@@ -14,7 +14,7 @@ import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import EXPECTED, LAUNCHERS
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import normalize_transport
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import between_nodes
 
 RANKS_VARIABLE = "gpuops_sweep_ranks"
 FLOORS_VARIABLE = "gpuops_sweep_min_efficiency"
@@ -145,13 +145,13 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
     required = settings.get(REQUIRE_TRANSPORT)
     if _network_required(required):
         values[REQUIRE_TRANSPORT] = list(required) if count > 1 else [
-            wanted for wanted in required if not (normalize_transport(wanted) or "").startswith("NET/")]
+            wanted for wanted in required if not between_nodes(wanted)]
     return values
 
 
 def _network_required(required):
     """Whether a list of required transports names one between nodes (NET/...)."""
-    return isinstance(required, list) and any((normalize_transport(wanted) or "").startswith("NET/") for wanted in required)
+    return isinstance(required, list) and any(between_nodes(wanted) for wanted in required)
 
 
 def written_variables(launcher, required_transports=None):

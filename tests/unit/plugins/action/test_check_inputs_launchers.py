@@ -425,6 +425,19 @@ CASES = {
         line("mpijob_launcher_image", "'registry.example.com:5000/ml/gpuops-benchmark'", IMAGE_TAG)]),
     "tfjob: an image by its digest": ("tfjob_launcher", [
         "tfjob_launcher_image=registry.example.com/ml/gpuops-benchmark@sha256:" + "0123456789abcdef" * 4], []),
+    # The job modules would refuse these names after the node stage, naming their own argument.
+    "mpijob: a name Kubernetes refuses": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_name=GPU_Bench"], [
+        line("mpijob_launcher_name", "'GPU_Bench'", "a name Kubernetes takes for the mpijob launcher's objects (name "
+             "'GPU_Bench' must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter and "
+             "ending with a letter or digit)")]),
+    "job: a name whose last worker's hostname is too long": ("job_launcher", [
+        "job_launcher_image=horovod:0.28.1", "job_launcher_workers=12", "job_launcher_name=" + "n" * 53], [
+        line("job_launcher_name", "'%s'" % ("n" * 53), "a name Kubernetes takes for the job launcher's objects (name "
+             "'{0}' is too long: the last worker's hostname '{0}-workers-11' must be at most 63 characters)".format(
+                 "n" * 53))]),
+    "pod: a long name of one pod's Job": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", "pod_launcher_name=" + "p" * 63], []),
     "mpijob: NET/IB required of two workers": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2",
         '{"gpuops_training_require_transport": ["NET/IB"]}'], []),
