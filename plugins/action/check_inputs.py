@@ -27,6 +27,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages impor
     NODE_NAME_OPTION, NODE_NAME_ROLE, POD_RESOURCES_OPTION, SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX,
     THRESHOLDS_ROLE, extended_resources, launcher_rules, parts_to_check,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.unknown import unknown_variables
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import KUBE_BODY, LAUNCHERS, THROUGH_API
 
 _COLLECTION_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -83,6 +84,19 @@ def _renamed(roles, variables):
                 if old in variables:
                     problems.append(Problem([(old, variables[old])], "{0} instead: every Kubernetes launcher takes it "
                                                                      "from there (the kube_job role)".format(option)))
+    return problems
+
+
+def _unknown(loader, variables, reported):
+    """Each variable given with a role's prefix that the role neither declares nor reads, with the nearest option it
+    declares; a name reported already (a renamed option) is not named twice."""
+    problems = []
+    given = [name for name in variables if name not in reported]
+    for name, role, nearest in unknown_variables(given, _COLLECTION_ROOT, loader.load_from_file):
+        hint = " ({0} is the nearest it has)".format(nearest) if nearest else ""
+        problems.append(Problem([(name, variables[name])], "an option the {0} role declares{1}: Ansible passes over "
+                                "other names and the role runs with its default (ansible-doc -t role gpuops.cluster.{0} "
+                                "lists them)".format(role, hint), secret=True))
     return problems
 
 
@@ -222,6 +236,8 @@ class ActionModule(ActionBase):
                 raise
             if problem is not None:
                 problems.append(problem)
+        reported = set(name for problem in problems for name, _value in problem.values)
+        problems.extend(_unknown(self._loader, task_vars, reported))
         checked = (["the playbooks' own variables"] if site_checked else []) + [role.name for role in roles]
         self._cluster_roles = [role.name for role in roles if role.name + "_kubeconfig" in role.options]
         if NODE_NAME_ROLE in self._cluster_roles and NODE_NAME_ROLE not in switched_off and not problems:

@@ -45,6 +45,8 @@ TRANSPORTS = ("NCCL transports as NCCL_DEBUG=INFO names them: NET/IB, NET/Socket
               "plugin's name (IB and Socket are short for NET/IB and NET/Socket; NVLink traffic is P2P)")
 IMAGE_TAG = ("an image name with its tag or digest, such as registry.example.com/ml/gpuops-benchmark:horovod-0.28.1 "
              "(without one, a node runs whatever :latest was when it first pulled it)")
+UNKNOWN = ("an option the {0} role declares ({1} is the nearest it has): Ansible passes over other names and the role "
+           "runs with its default (ansible-doc -t role gpuops.cluster.{0} lists them)")
 ONE_NODE = ("transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's traffic between nodes, and "
             "this run has one {0} ({1} cannot be seen)")
 NCCL_IN_ENV = ("no NCCL_* variables (here: {0}): put them in gpuops_nccl, which gives them to every rank and to the "
@@ -425,6 +427,11 @@ CASES = {
         line("mpijob_launcher_image", "'registry.example.com:5000/ml/gpuops-benchmark'", IMAGE_TAG)]),
     "tfjob: an image by its digest": ("tfjob_launcher", [
         "tfjob_launcher_image=registry.example.com/ml/gpuops-benchmark@sha256:" + "0123456789abcdef" * 4], []),
+    # A typo of an option: Ansible would pass over it and run two workers, the default.
+    "mpijob: an option that does not exist": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_worker=8", "kube_job_namespce=gpu-benchmark"], [
+        line("kube_job_namespce", "a value (hidden: no_log)", UNKNOWN.format("kube_job", "kube_job_namespace")),
+        line("mpijob_launcher_worker", "a value (hidden: no_log)", UNKNOWN.format("mpijob_launcher", "mpijob_launcher_workers"))]),
     # The job modules would refuse these names after the node stage, naming their own argument.
     "mpijob: a name Kubernetes refuses": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_name=GPU_Bench"], [
