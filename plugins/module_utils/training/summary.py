@@ -43,8 +43,9 @@ def _ranks(report, device):
 
 def _images(report, device):
     total, per_device = report["img_per_sec_total"], report["img_per_sec_per_device"]
-    return "%.1f in total, %.1f +-%.1f per %s" % (
-        total["mean"] or 0.0, per_device["mean"] or 0.0, per_device["spread"] or 0.0, device)
+    # A total the program printed itself (DLLogger's total_ips) comes with no spread between its iterations.
+    spread = " +-%.1f" % per_device["spread"] if per_device["spread"] is not None else ""
+    return "%.1f in total, %.1f%s per %s" % (total["mean"] or 0.0, per_device["mean"] or 0.0, spread, device)
 
 
 def _per_rank(report):

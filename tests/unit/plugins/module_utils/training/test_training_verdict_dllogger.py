@@ -7,6 +7,7 @@ import os
 import pytest
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.summary import summary_lines
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.verdict import report_from_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "training_logs")
@@ -38,6 +39,9 @@ def test_the_summary_total_ips_of_sixteen_gpus_is_the_runs_total():
     assert report["img_per_sec_per_device"]["source"] == "printed total / 16 devices"
     assert "dllogger" in report["sources"]
     assert report["transports"] == {"NET/IB": 2, "P2P": 2}
+    # A printed total has no spread between iterations: the summary shows none, rather than +-0.0.
+    images = [line for line in summary_lines(report, {}) if "in total" in line]
+    assert len(images) == 1 and images[0].endswith("45812.6 in total, 2863.3 per device"), images
 
 
 def test_a_run_stopped_before_its_summary_is_judged_on_its_steps():
