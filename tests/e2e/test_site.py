@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from gpuops_testlib.ansible_run import AnsibleRunError, ansible_env, mode_options, program, run_playbook, write_play
-from gpuops_testlib.lab_pods import controller_inventory
+from gpuops_testlib.lab_pods import SHORT_BENCHMARK_ARGS, WORKLOAD_BENCHMARK, WORKLOAD_PYTHON, controller_inventory
 from main_job import (
     EXAMPLES, KUBECONFIG, LAB_DIR, LAB_DOWN, LAUNCHERS, MPI_OPERATOR_MANIFEST, REPO_ROOT, RUN_DIR, TRAINING_DIR,
     TRAINING_OPERATOR_KUSTOMIZATION, TWO_GPU_JOB, VALIDATE_NODE_VARS, Run, command_env, kubectl, lab_containers,
@@ -427,6 +427,48 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
         assert report["passed"] is False and report["summary"][0].startswith("verdict:     FAILED (an MPIJob")
     finally:
         # Waited for: the input tests that follow compare the API's objects before and after their runs.
+        kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
+
+
+BASELINE_JOB = os.path.join(EXAMPLES, "jobs", "one-gpu-baseline.yml")
+
+
+def test_the_one_gpu_baseline_job_file_passes_where_the_main_run_requires_a_network_and_leaves_its_log_alone(
+        second_run, tmp_path):
+    """The shipped baseline job file over an inventory whose main run is two workers that must talk NET/Socket, with a
+    log path of its own: one GPU, one rank, its own log under the cache, passed, and the main run's log not written."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    namespace = "e2e-baseline"
+    main_log = tmp_path / "main-run.log"
+    variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "kube_job_namespace": namespace,
+                 "mpijob_launcher_name": "main-run", "mpijob_launcher_image": workload_image(),
+                 "kube_job_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+                 "mpijob_launcher_gpus_per_worker": 2, "mpijob_launcher_spread_workers": True,
+                 "verify_training_log_path": str(main_log), "gpuops_training_expect_ranks": 4,
+                 "gpuops_training_require_transport": ["NET/Socket"],
+                 "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
+                 "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS, "kube_job_wait_timeout": 900}
+    cache = tmp_path / "cache"
+    env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
+    playbook = write_play(tmp_path / "verify.yml",
+                          [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
+                           for name in ("verify_training.yml", "training_summary.yml")])
+    try:
+        measured = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", variables),
+                                options=["-e", "@" + BASELINE_JOB], env=env, timeout=1200)
+        assert measured.rc == 0, measured.explain()
+        with open(str(cache / "training" / "gpuops-baseline.json"), encoding="utf-8") as handle:
+            report = json.load(handle)
+        assert report["passed"] is True and report["ranks"] == 1, report["failures"]
+        assert report["img_per_sec_per_device"]["mean"] > 0, report["img_per_sec_per_device"]
+        assert not main_log.exists()
+        printed = measured.result("Print the summary")["msg"]
+        assert any(line.startswith("images/sec:") for line in printed), printed
+        workers = json.loads(kubectl("get", "mpijob", "-n", namespace, "gpuops-baseline", "-o", "json").stdout)
+        worker = workers["spec"]["mpiReplicaSpecs"]["Worker"]
+        assert worker["replicas"] == 1 and workers["spec"]["slotsPerWorker"] == 1
+        assert worker["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    finally:
         kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
 
 
