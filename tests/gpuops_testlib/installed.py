@@ -125,8 +125,9 @@ class Installed:
         built = os.path.join(self.root, "built")
         self._step("ansible-galaxy", "collection", "build", self._snapshot(), "--output-path", built)
         self.tarball = glob.glob(os.path.join(built, "gpuops-cluster-*.tar.gz"))[0]
-        # Its dependencies, from galaxy.yml, are found installed: nothing is fetched.
-        self._step("ansible-galaxy", "collection", "install", self.tarball)
+        # Its dependencies, from galaxy.yml, are found installed; --offline, as the README's route without Galaxy
+        # gives it, makes sure that nothing is fetched.
+        self._step("ansible-galaxy", "collection", "install", "--offline", self.tarball)
         return self
 
     def _snapshot(self):
