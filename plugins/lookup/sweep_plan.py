@@ -20,7 +20,8 @@ description:
     sweep may take; each size takes the fewest nodes (workers, hosts) that hold its ranks in equal shares.
   - Where C(gpuops_training_require_transport) names a transport between nodes (C(NET/IB), C(NET/Socket)), every
     size sets it too, and a size on one node (worker, host, pod) requires the others only, since NCCL has no other node
-    to reach there, so the verdict would fail it by construction.
+    to reach there, so the verdict would fail it by construction. Where C(gpuops_training_require_gpudirect_rdma) is
+    true, every size sets it too, false on one node, which makes no RDMA connection.
   - Every problem fails the lookup at once, one line each, naming the variable, what it got and what was expected,
     before any run.
   - The role C(gpuops.cluster.training_sweep) and the playbook C(playbooks/scaling_sweep.yml) use it.
@@ -71,7 +72,7 @@ from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import DEFAULT_LAUNCHER, LAUNCHERS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.sweep_plan import (
-    REQUIRE_TRANSPORT, SHAPES, SweepError, plan_sweep,
+    REQUIRE_GPUDIRECT, REQUIRE_TRANSPORT, SHAPES, SweepError, plan_sweep,
 )
 
 _ROLES = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles"))
@@ -101,7 +102,7 @@ class LookupModule(LookupBase):
         path = os.path.join(_ROLES, LAUNCHERS[launcher].role, "defaults", "main.yml")
         defaults = self._loader.load_from_file(path, trusted_as_template=True) or {}
         settings = {}
-        for name in SHAPES[launcher].inputs() + [REQUIRE_TRANSPORT]:
+        for name in SHAPES[launcher].inputs() + [REQUIRE_TRANSPORT, REQUIRE_GPUDIRECT]:
             value = variables[name] if name in variables else defaults.get(name)
             settings[name] = self._templar.copy_with_new_env(available_variables=variables).template(value)
         return settings

@@ -83,6 +83,14 @@ options:
       - A transport cannot be both required and forbidden. Needs the log of a run with C(NCCL_DEBUG=INFO).
     type: list
     elements: str
+  require_gpudirect_rdma:
+    description:
+      - Every network connection NCCL made must be over GPUDirect RDMA (C(NET/IB/<n>/GDRDMA)): the NIC reads and
+        writes the GPU's memory directly. A connection without it went through host memory (C(nvidia-peermem) not
+        loaded, or the GPU and its NIC under different PCIe switches). Fails too where the log shows no network
+        connection. Needs the log of a run with C(NCCL_DEBUG=INFO).
+    type: bool
+    default: false
   threshold_preset:
     description:
       - Named floors for a kind of device, each derived from a published ResNet-50 training figure by a stated
@@ -367,6 +375,10 @@ nccl:
       description: Connections counted by the exact transport text, such as C(NET/IB/0/GDRDMA) or C(P2P/IPC/read).
       type: dict
       sample: {"NET/IB/0/GDRDMA": 4, "P2P/IPC/read": 28}
+    gpudirect_rdma:
+      description: Of the RDMA network connections (C(network), NET/IB and the like, not TCP sockets), how many were over GPUDirect RDMA (C(connections)).
+      type: dict
+      sample: {"connections": 4, "network": 4}
     warnings:
       description: C(NCCL WARN) messages.
       type: list
@@ -433,6 +445,7 @@ ARGUMENT_SPEC = dict(
     min_scaling_efficiency=dict(type="float"),
     require_transport=dict(type="list", elements="str"),
     forbid_transport=dict(type="list", elements="str"),
+    require_gpudirect_rdma=dict(type="bool", default=False),
     threshold_preset=dict(type="str", choices=list(PRESET_NAMES)),
     precision=dict(type="str", choices=list(PRECISIONS)),
     benchmark_command=dict(type="list", elements="str"),

@@ -93,22 +93,37 @@ SITE_RULES = [
 _NET_REQUIRED = "gpuops_training_require_transport | gpuops.cluster.nccl_between_nodes"
 
 
-def _one_node_transport_rule(launcher):
-    """The rule that refuses a NET/ transport required of a run the launcher keeps on one node: the verdict would fail
-    it by construction, after the run. A launcher whose shape has no group variable (one pod) always is on one."""
-    groups = launcher.shape.groups
-    word = launcher.shape.words[0]
-    rule = {"variable": ["gpuops_training_require_transport"] + ([groups] if groups else []),
-            "when": "gpuops_training_require_transport is not none",
-            "that": _NET_REQUIRED + " | length == 0",
-            "expected": "transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's traffic between "
-                        "nodes, and this run has one {0} ({{{{ {1} | join(', ') }}}} cannot be seen)".format(
-                            word, _NET_REQUIRED)}
+def _on_one_node(rule, groups):
+    """A rule that holds only of a run on one node: of any run where the launcher's shape has no group variable (one
+    pod), else where its group variable counts one."""
     if groups:
         count = "({0} | length if {0} is sequence and {0} is not string else {0} | int)".format(groups)
         rule["when"] += " and {0} is defined and {0} is not none".format(groups)
         rule["that"] = "{0} > 1 or {1}".format(count, rule["that"])
     return rule
+
+
+def _one_node_transport_rule(launcher):
+    """The rule that refuses a NET/ transport required of a run the launcher keeps on one node: the verdict would fail
+    it by construction, after the run. A launcher whose shape has no group variable (one pod) always is on one."""
+    groups = launcher.shape.groups
+    word = launcher.shape.words[0]
+    return _on_one_node({"variable": ["gpuops_training_require_transport"] + ([groups] if groups else []),
+                         "when": "gpuops_training_require_transport is not none",
+                         "that": _NET_REQUIRED + " | length == 0",
+                         "expected": "transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's "
+                                     "traffic between nodes, and this run has one {0} ({{{{ {1} | join(', ') }}}} cannot "
+                                     "be seen)".format(word, _NET_REQUIRED)}, groups)
+
+
+def _one_node_gpudirect_rule(launcher):
+    """The rule that refuses GPUDirect RDMA required of a run on one node, which makes no RDMA connection."""
+    groups = launcher.shape.groups
+    return _on_one_node({"variable": ["gpuops_training_require_gpudirect_rdma"] + ([groups] if groups else []),
+                         "when": "gpuops_training_require_gpudirect_rdma is sameas true",
+                         "that": "false",
+                         "expected": "false for a run on one {0}: GPUDirect RDMA is counted on the RDMA connections "
+                                     "between nodes, and this run makes none".format(launcher.shape.words[0])}, groups)
 
 
 def _image_tag_rule(launcher):
@@ -135,7 +150,7 @@ def _object_name_rule(launcher):
 
 def launcher_rules(launcher):
     """The rules the registry's row of a launcher gives its role, beside the role's own meta/input_rules.yml."""
-    rules = [_one_node_transport_rule(launcher)]
+    rules = [_one_node_transport_rule(launcher), _one_node_gpudirect_rule(launcher)]
     if launcher.runs_on == THROUGH_API:
         rules.extend([_image_tag_rule(launcher), _object_name_rule(launcher)])
     return rules

@@ -46,6 +46,15 @@ def classify_transport(detail):
     return head.split()[0] if head.split() else detail
 
 
+def gpudirect_counts(transport_details):
+    """(RDMA network connections with GPUDirect RDMA, RDMA network connections) of {connection text: count}: NCCL
+    names a connection whose NIC reads and writes the GPU's memory directly NET/IB/<n>/GDRDMA, and one staged through
+    host memory NET/IB/<n>. TCP sockets (NET/Socket) never read a GPU's memory, and are not counted."""
+    network = dict((detail, count) for detail, count in (transport_details or {}).items()
+                   if classify_transport(detail).startswith("NET/") and classify_transport(detail) != "NET/Socket")
+    return sum(count for detail, count in network.items() if detail.endswith("/GDRDMA")), sum(network.values())
+
+
 def parse_nccl_line(log, stripped, body):
     """Read one line that mentions NCCL. Returns True when it was NCCL's own output."""
     prefix = _PREFIX.match(stripped)

@@ -68,7 +68,11 @@ def _scaling(report, device):
 
 def transport_text(report, options):
     if report["transports"]:
-        return "NCCL " + ", ".join("%s x%d" % item for item in sorted(report["transports"].items()))
+        gpudirect = report["nccl"]["gpudirect_rdma"]
+        # Between nodes, whether the NICs read the GPUs' memory directly (NET/IB/<n>/GDRDMA) or through the host's.
+        direct = "; GPUDirect RDMA on %d of %d RDMA network connections" % (
+            gpudirect["connections"], gpudirect["network"]) if gpudirect["network"] else ""
+        return "NCCL " + ", ".join("%s x%d" % item for item in sorted(report["transports"].items())) + direct
     if report["device"] == "CPU":
         cpu_transport = options.get("cpu_transport")
         return "no NCCL: CPU ranks" + (", %s" % cpu_transport if cpu_transport else "")

@@ -22,8 +22,10 @@ NAME_VARIABLE = "gpuops_sweep_name"
 # A Kubernetes object name takes the run's name: a DNS label, with room for the size's suffix.
 NAME_PATTERN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 EXPECT_RANKS = "gpuops_training_expect_ranks"
-# NET/ transports carry NCCL's traffic between nodes: a size on one node requires the others only.
+# NET/ transports carry NCCL's traffic between nodes: a size on one node requires the others only, and no GPUDirect
+# RDMA, which is counted on the RDMA connections between nodes.
 REQUIRE_TRANSPORT = "gpuops_training_require_transport"
+REQUIRE_GPUDIRECT = "gpuops_training_require_gpudirect_rdma"
 
 
 class SweepError(Exception):
@@ -146,7 +148,14 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
     if _network_required(required):
         values[REQUIRE_TRANSPORT] = list(required) if count > 1 else [
             wanted for wanted in required if not between_nodes(wanted)]
+    if _gpudirect_required(settings.get(REQUIRE_GPUDIRECT)):
+        values[REQUIRE_GPUDIRECT] = count > 1
     return values
+
+
+def _gpudirect_required(value):
+    """Whether GPUDirect RDMA is required, as a user may give it (true, 'yes', 'true')."""
+    return value is True or str(value).lower() in ("yes", "true", "on", "1")
 
 
 def _network_required(required):
@@ -154,12 +163,13 @@ def _network_required(required):
     return isinstance(required, list) and any(between_nodes(wanted) for wanted in required)
 
 
-def written_variables(launcher, required_transports=None):
+def written_variables(launcher, required_transports=None, gpudirect=False):
     """Every variable a size sets for this launcher, in the order the plan gives them: the required transports too
-    where they name one between nodes, which the sizes on one node leave out."""
+    where they name one between nodes, which the sizes on one node leave out, and GPUDirect RDMA where required."""
     shape = SHAPES[launcher]
     return sorted([EXPECT_RANKS] + shape.inputs() + list(shape.names) + LAUNCHERS[launcher].path_variables()
-                  + ([REQUIRE_TRANSPORT] if _network_required(required_transports) else []))
+                  + ([REQUIRE_TRANSPORT] if _network_required(required_transports) else [])
+                  + ([REQUIRE_GPUDIRECT] if _gpudirect_required(gpudirect) else []))
 
 
 def plan_sweep(launcher, ranks, floors, settings, name, directory):

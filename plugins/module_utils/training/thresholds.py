@@ -58,7 +58,23 @@ def _scaling(report, options, device):
 
 
 def _transports(report, options):
-    return _required(report, options) + _forbidden(report, options)
+    return _required(report, options) + _forbidden(report, options) + _gpudirect(report, options)
+
+
+def _gpudirect(report, options):
+    """Every network connection over GPUDirect RDMA, where required: one without it means that the GPU's traffic to
+    its NIC went through host memory (nvidia-peermem not loaded, or the GPU and NIC under different PCIe roots)."""
+    if not options.get("require_gpudirect_rdma"):
+        return []
+    direct, network = report["nccl"]["gpudirect_rdma"]["connections"], report["nccl"]["gpudirect_rdma"]["network"]
+    if not network:
+        return ["GPUDirect RDMA is required but NCCL made no RDMA connection between nodes (NET/IB and the like; TCP "
+                "sockets carry none; a run across nodes with NCCL_DEBUG=INFO shows them)"]
+    if direct < network:
+        seen = ", ".join("%s x%d" % item for item in sorted(report["nccl"]["transport_details"].items()))
+        return ["GPUDirect RDMA is required but %d of %d RDMA network connections went without it (all: %s)"
+                % (network - direct, network, seen)]
+    return []
 
 
 def _forbidden(report, options):

@@ -12,6 +12,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training import ran
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import stats
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.formats import EXPECTED_FORMATS
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.nccl import gpudirect_counts
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import THRESHOLD_KEYS, apply_preset
@@ -138,6 +139,7 @@ def _nccl_section(log, devices, warnings):
         "communicators": len(log.nccl_comms), "interfaces": list(log.nccl_interfaces),
         "bootstrap_interfaces": list(log.nccl_bootstrap), "hosts": list(log.nccl_hosts),
         "transport_details": dict(log.transport_details), "warnings": list(log.nccl_warnings),
+        "gpudirect_rdma": dict(zip(("connections", "network"), gpudirect_counts(log.transport_details))),
     }
 
 

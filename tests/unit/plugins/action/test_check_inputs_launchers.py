@@ -445,6 +445,13 @@ CASES = {
                  "n" * 53))]),
     "pod: a long name of one pod's Job": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_name=" + "p" * 63], []),
+    "pod: GPUDirect RDMA required of the one pod": ("pod_launcher", [
+        "pod_launcher_image=horovod:0.28.1", "gpuops_training_require_gpudirect_rdma=true"], [
+        line("gpuops_training_require_gpudirect_rdma", "true", "false for a run on one pod: GPUDirect RDMA is counted on "
+             "the RDMA connections between nodes, and this run makes none")]),
+    "mpijob: GPUDirect RDMA required of two workers": ("mpijob_launcher", [
+        "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2", "gpuops_training_require_gpudirect_rdma=yes"],
+        []),
     "mpijob: NET/IB required of two workers": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=2",
         '{"gpuops_training_require_transport": ["NET/IB"]}'], []),

@@ -36,6 +36,7 @@ CACHE_PATHS = {
     "lab/roles/lab_kube_node/defaults/main.yml": ["lab_kube_node_cache_dir", "lab_kube_node_control_plane_dir"],
     "lab/roles/lab_slurm/defaults/main.yml": ["lab_slurm_cache_dir", "lab_slurm_key_dir"],
     "inventories/lab/group_vars/all.yml": ["lab_state_dir", "lab_cache_dir"],
+    "inventories/examples/jobs/one-gpu-baseline.yml": ["kube_job_log_path"],
 }
 # What a variables file needs loaded or given before it: the role's defaults, and what its caller passes.
 CONTEXT = {

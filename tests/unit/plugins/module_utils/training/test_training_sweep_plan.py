@@ -120,6 +120,20 @@ def test_a_size_on_one_node_requires_no_transport_between_nodes(launcher):
     assert sorted(plan["sizes"][0]["vars"]) == written_variables(launcher, ["P2P", "ib"])
 
 
+@pytest.mark.parametrize("launcher", sorted(SHAPES))
+def test_a_size_on_one_node_requires_no_gpudirect_rdma(launcher):
+    shape = SHAPES[launcher]
+    settings = {shape.groups: ["node1", "node2"] if launcher == "ssh" else 2, shape.per_group: 1 if shape.groups else 2,
+                shape.gpus: 0, "gpuops_training_require_gpudirect_rdma": "yes"}
+    settings.pop(None, None)
+    plan = plan_sweep(launcher, [1, 2], None, settings, "sweep", "/logs")
+    required = dict((size["ranks"], size["vars"]["gpuops_training_require_gpudirect_rdma"]) for size in plan["sizes"])
+    assert required == ({1: False, 2: False} if shape.groups is None else {1: False, 2: True})
+    assert sorted(plan["sizes"][0]["vars"]) == written_variables(launcher, gpudirect=True)
+    unset = plan_sweep(launcher, [1, 2], None, dict(settings, gpuops_training_require_gpudirect_rdma=False), "sweep", "/l")
+    assert all("gpuops_training_require_gpudirect_rdma" not in size["vars"] for size in unset["sizes"])
+
+
 def test_transports_inside_a_node_are_required_as_given_and_set_no_size_variable():
     settings = dict(SLURM, gpuops_training_require_transport=["P2P"])
     plan = plan_sweep("slurm", [1, 4], None, settings, "sweep", "/logs")
