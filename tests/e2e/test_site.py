@@ -380,6 +380,17 @@ def test_tfjob_example_plans_a_chief_four_t4_workers_and_two_parameter_servers_c
     assert "resnet50-t4" not in kubectl("get", "tfjobs", "-A", "-o", "name").stdout
 
 
+BASELINE_JOB = os.path.join(EXAMPLES, "jobs", "one-gpu-baseline.yml")
+
+
+def _verify_and_summary(tmp_path, cache):
+    """(a playbook of verify_training.yml then training_summary.yml, an environment whose cache is `cache`)."""
+    playbook = write_play(tmp_path / "verify.yml",
+                          [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
+                           for name in ("verify_training.yml", "training_summary.yml")])
+    return playbook, ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
+
+
 def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_reach_the_verdict(second_run, tmp_path):
     """verify_training.yml and training_summary.yml from an inventory that sets no path variable (the log and
     report go under $GPUOPS_CACHE/training), with a 2-rank MPIJob in real pods; then the same job judged
@@ -396,10 +407,7 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
                                              "--num-batches-per-iter", "1"],
                  "kube_job_wait_timeout": 900}
     cache = tmp_path / "cache"
-    env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
-    playbook = write_play(tmp_path / "verify.yml",
-                          [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
-                           for name in ("verify_training.yml", "training_summary.yml")])
+    playbook, env = _verify_and_summary(tmp_path, cache)
     try:
         judged = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=1200)
         assert judged.rc == 0, judged.explain()
@@ -430,9 +438,6 @@ def test_an_inventory_without_path_variables_is_judged_once_and_role_thresholds_
         kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
 
 
-BASELINE_JOB = os.path.join(EXAMPLES, "jobs", "one-gpu-baseline.yml")
-
-
 def test_the_one_gpu_baseline_job_file_passes_where_the_main_run_requires_a_network_and_leaves_its_log_alone(
         second_run, tmp_path):
     """The shipped baseline job file over an inventory whose main run is two workers that must talk NET/Socket, with a
@@ -449,10 +454,7 @@ def test_the_one_gpu_baseline_job_file_passes_where_the_main_run_requires_a_netw
                  "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
                  "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS, "kube_job_wait_timeout": 900}
     cache = tmp_path / "cache"
-    env = ansible_env(GPUOPS_CACHE=str(cache), TMPDIR=os.path.join(LAB_DIR, "tmp"))
-    playbook = write_play(tmp_path / "verify.yml",
-                          [{"ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", name)}
-                           for name in ("verify_training.yml", "training_summary.yml")])
+    playbook, env = _verify_and_summary(tmp_path, cache)
     try:
         measured = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", variables),
                                 options=["-e", "@" + BASELINE_JOB], env=env, timeout=1200)
