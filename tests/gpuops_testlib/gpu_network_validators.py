@@ -9,6 +9,7 @@ machine's network is untouched), behind "netplan" and "nmcli" wrappers that the 
 """
 
 import configparser
+import fcntl
 import shutil
 import subprocess
 from pathlib import Path
@@ -78,11 +79,15 @@ def unpack_validators(final_dir):
 
 
 def unpacked_validators():
-    """A directory with "netplan" (generate only) and "nmcli" wrappers around Debian's binaries."""
+    """A directory with "netplan" (generate only) and "nmcli" wrappers around Debian's binaries. The integration tier's
+    two workers may both ask for it from a cold cache: the first unpacks it under a lock, the second then finds it."""
     final_dir = validators_dir()
     bin_dir = final_dir / "bin"
-    if not (bin_dir / "nmcli").exists():
-        unpack_validators(final_dir)
+    final_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(final_dir.parent / ".unpack.lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (bin_dir / "nmcli").exists():
+            unpack_validators(final_dir)
     probe = subprocess.run([str(bin_dir / "nmcli"), "--version"], capture_output=True, text=True, check=False)
     assert probe.returncode == 0, f"the unpacked nmcli does not run: {probe.stderr}"
     return bin_dir
