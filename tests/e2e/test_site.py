@@ -203,14 +203,15 @@ def _lab_client():
     return client.CoreV1Api(config.new_client_from_config(config_file=KUBECONFIG))
 
 
-def _fake_node(name, cpu, gpus, offers=None):
+def _fake_node(name, cpu, gpus, offers=None, ready=("True", "KubeletReady", "reported by the test")):
     """A Node of the example's, Ready as its kubelet would have reported it just now: the cluster check before the run
     asks that of every GPU host's node, and the node controller marks it Unknown only after its grace period (tens of
     seconds; the check runs in the first seconds). `offers`: extended resources it offers too, as a device plugin's."""
     capacity = dict({"cpu": str(cpu), "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}, **(offers or {}))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "reported by the test",
-             "lastHeartbeatTime": now, "lastTransitionTime": now}
+    status, reason, message = ready
+    ready = {"type": "Ready", "status": status, "reason": reason, "message": message, "lastHeartbeatTime": now,
+             "lastTransitionTime": now}
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "type": "kwok",
                                                   "gpuops.io/e2e-example": "true"},
@@ -316,6 +317,25 @@ def test_example_check_mode_against_the_lab_plans_labels_and_the_job_and_creates
     finally:
         for name in nodes:
             core.delete_node(name)
+
+
+def test_gpu_hosts_that_are_not_ready_nodes_stop_the_run_in_the_cluster_check_before_any_change(second_run):
+    """The DGX example against the lab's API server, one of its nodes there but not Ready (as its kubelet would report
+    a runtime that is down), the other not there: both named in the cluster check, and no play after the checks ran."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    core = _lab_client()
+    core.create_node(_fake_node("dgx-01", cpu=80, gpus=8, ready=("False", "KubeletNotReady", "container runtime is down")))
+    try:
+        run, report, results = _check_run("dgx-openshift")
+    finally:
+        core.delete_node("dgx-01")
+    assert run.rc != 0
+    failed = [(task, result.get("msg")) for task, _host, result in results if result.get("failed")]
+    assert len(failed) == 1 and failed[0][0] == "Stop when the cluster lacks a node or a resource the run needs", failed
+    message = failed[0][1]
+    assert message.startswith("gpu_node_labels_node_name: not a node of the cluster: dgx-02 (its nodes: "), message
+    assert "node dgx-01 is not Ready (KubeletNotReady: container runtime is down)" in message, message
+    assert [play["play"]["name"] for play in report["plays"]] == ["Check every input before any change"]
 
 
 NO_OPERATOR_JOB = os.path.join(EXAMPLES, "jobs", "dgx-openshift-no-operator.yml")
