@@ -9,7 +9,6 @@ machine's network is untouched), behind "netplan" and "nmcli" wrappers that the 
 """
 
 import configparser
-import fcntl
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpuops_testlib.ansible_run import CACHE_ROOT
+from gpuops_testlib.cache_lock import held
 
 VALIDATOR_PACKAGES = ["netplan.io", "libnetplan0", "network-manager", "libnm0"]
 
@@ -83,9 +83,7 @@ def unpacked_validators():
     two workers may both ask for it from a cold cache: the first unpacks it under a lock, the second then finds it."""
     final_dir = validators_dir()
     bin_dir = final_dir / "bin"
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(final_dir.parent / ".unpack.lock"), "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held("gpu-network-validators"):
         if not (bin_dir / "nmcli").exists():
             unpack_validators(final_dir)
     probe = subprocess.run([str(bin_dir / "nmcli"), "--version"], capture_output=True, text=True, check=False)

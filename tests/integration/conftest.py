@@ -25,6 +25,7 @@ import uuid
 import pytest
 
 from gpuops_testlib.ansible_run import CACHE_ROOT, ansible_env
+from gpuops_testlib.cache_lock import held
 from gpuops_testlib.lab_control_plane import LAB_INVENTORY, LabError, build_binaries, component_logs, lab_playbook, tail
 from gpuops_testlib.lab_leftovers import listening_ports, processes_of_run, what_is_left
 
@@ -83,7 +84,9 @@ def lab(tmp_path_factory):
     run_dir = os.path.join(CACHE_ROOT, "lab", "pytest-%s" % uuid.uuid4().hex[:8])
     env = ansible_env(str(tmp_path_factory.mktemp("ansible")), json_output=False)
 
-    up = lab_playbook("present", run_dir, CLUSTER_NAME, env)
+    # One control plane starts at a time: the two workers' would otherwise pick the same free ports at once.
+    with held("lab-control-plane-start"):
+        up = lab_playbook("present", run_dir, CLUSTER_NAME, env)
     ours = processes_of_run(run_dir)
     ports = listening_ports(ours)
     try:
