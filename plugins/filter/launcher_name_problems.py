@@ -13,7 +13,7 @@ version_added: 0.3.0
 author:
   - gpuops maintainers (@gpuops)
 description:
-  - Checks a launcher's name (V(mpijob_launcher_name), for example) by the rules of what the launcher creates from it:
+  - Checks a launcher's name (V(mpijob_launcher_name), for example) by the rules of what the launcher creates from it -
     a DNS-1035 label, and its longest pod name (C(<name>-worker-<last index>) and the like) at most 63 characters.
   - The input check runs it on each Kubernetes launcher's name before any change, naming the variable; the job modules
     check the same after it.

@@ -43,7 +43,7 @@ options:
     description:
       - Extended resources a pod of the run asks for (V(rdma/rdma_shared_device_a), for example), each with the amount
         one pod asks. One that no node offers that much of (its allocatable) fails the task with V(resources) as
-        C(problem): the pods would wait unschedulable after the node stage. Only the nodes of O(nodes) count where
+        C(problem), since the pods would wait unschedulable after the node stage. Only the nodes of O(nodes) count where
         it names any.
       - The playbook passes the extended resources of C(kube_job_resources), but for GPUs, which the run's own device
         plugin or GPU Operator may be about to offer.

@@ -85,7 +85,7 @@ options:
     elements: str
   require_gpudirect_rdma:
     description:
-      - Every network connection NCCL made must be over GPUDirect RDMA (C(NET/IB/<n>/GDRDMA)): the NIC reads and
+      - Every network connection NCCL made must be over GPUDirect RDMA (C(NET/IB/<n>/GDRDMA)), where the NIC reads and
         writes the GPU's memory directly. A connection without it went through host memory (C(nvidia-peermem) not
         loaded, or the GPU and its NIC under different PCIe switches). Fails too where the log shows no network
         connection. Needs the log of a run with C(NCCL_DEBUG=INFO).

@@ -23,6 +23,7 @@ STAGES = ("nodes", "gpu_stack", "verify")
 # this role's meta/argument_specs.yml and meta/input_rules.yml, which the input check reads with SITE_OPTIONS and
 # SITE_RULES.
 THRESHOLDS_ROLE = "training_verdict"
+THRESHOLD_PREFIX = "gpuops_training_"
 # The role that addresses a host's Kubernetes node by name, and its option that names the node: the cluster check
 # finds each such node in the cluster, Ready, before any change.
 NODE_NAME_ROLE, NODE_NAME_OPTION = "gpu_node_labels", "gpu_node_labels_node_name"
@@ -35,7 +36,7 @@ def extended_resources(resources):
     """The extended resources of a pod's resources (domain/name), but GPUs (<vendor>/gpu)."""
     return dict((name, amount) for name, amount in (resources or {}).items()
                 if "/" in str(name) and not str(name).endswith("/gpu"))
-THRESHOLD_PREFIX = "gpuops_training_"
+
 
 # The variables the playbooks read themselves (not one role's), as an argument spec's options.
 SITE_OPTIONS = {

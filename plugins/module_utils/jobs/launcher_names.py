@@ -18,7 +18,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import batch_j
 #   pod         one Job <name>
 #   job         the workers' indexed Job and Service <name>-workers, pods <name>-workers-<i>, and the Job <name>
 _CHECKS = {
-    "mpijob": lambda name, workers: mpijob.name_problems(name, workers),
+    "mpijob": mpijob.name_problems,
     "tfjob": lambda name, workers: tfjob.name_problems(name, {"worker": workers}),
     "pytorchjob": lambda name, workers: pytorchjob.name_problems(name, {"master": 1, "worker": workers - 1}),
     "pod": lambda name, workers: batch_job.name_problems(name),
