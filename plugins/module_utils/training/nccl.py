@@ -50,9 +50,9 @@ def gpudirect_counts(transport_details):
     """(RDMA network connections with GPUDirect RDMA, RDMA network connections) of {connection text: count}: NCCL
     names a connection whose NIC reads and writes the GPU's memory directly NET/IB/<n>/GDRDMA, and one staged through
     host memory NET/IB/<n>. TCP sockets (NET/Socket) never read a GPU's memory, and are not counted."""
-    network = dict((detail, count) for detail, count in (transport_details or {}).items()
-                   if classify_transport(detail).startswith("NET/") and classify_transport(detail) != "NET/Socket")
-    return sum(count for detail, count in network.items() if detail.endswith("/GDRDMA")), sum(network.values())
+    network = [(detail, count) for detail, count in (transport_details or {}).items()
+               if classify_transport(detail).startswith("NET/") and not detail.startswith("NET/Socket")]
+    return sum(count for detail, count in network if detail.endswith("/GDRDMA")), sum(count for _detail, count in network)
 
 
 def parse_nccl_line(log, stripped, body):

@@ -154,8 +154,9 @@ def _size_vars(launcher, shape, settings, ranks, count, share, gpus, per_group, 
 
 
 def _gpudirect_required(value):
-    """Whether GPUDirect RDMA is required, as a user may give it (true, 'yes', 'true')."""
-    return value is True or str(value).lower() in ("yes", "true", "on", "1")
+    """Whether GPUDirect RDMA is required, a boolean as Ansible converts one (true, 'yes', 'true')."""
+    converted, problem = convert(REQUIRE_GPUDIRECT, value, {"type": "bool"})
+    return problem is None and converted is True
 
 
 def _network_required(required):
