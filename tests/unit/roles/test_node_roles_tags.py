@@ -23,8 +23,7 @@ def _tasks(tasks):
     for task in tasks or []:
         yield task
         for key in ("block", "rescue", "always"):
-            for inner in _tasks(task.get(key)):
-                yield inner
+            yield from _tasks(task.get(key))
 
 
 @pytest.mark.parametrize("role", NODE_ROLES)
