@@ -25,8 +25,9 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.common.values import NOT_SET, Problem, convert_all
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import (
     NODE_NAME_OPTION, NODE_NAME_ROLE, POD_RESOURCES_OPTION, SITE_OPTIONS, SITE_RULES, STAGES, THRESHOLD_PREFIX,
-    THRESHOLDS_ROLE, extended_resources, launcher_rules, parts_to_check,
+    THRESHOLDS_ROLE, extended_resources, parts_to_check,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.launcher_rules import launcher_rules
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.unknown import unknown_variables
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import KUBE_BODY, LAUNCHERS, THROUGH_API
 

@@ -67,7 +67,7 @@ CASES = [
      {"localhost": ["gpuops_training_expect_ranks: got 4 (with tfjob_launcher_workers=2); expected 2, the ranks the "
                     "TFJob runs (one per worker), or leave it unset to expect that count"]}),
     ("both wrong launcher values at once", ["mpijob_launcher_ssh_port=70000", "mpijob_launcher_workers=0"], [],
-     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of worker pods, 1 or more",
+     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of workers, 1 or more",
                     "mpijob_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd"]}),
     ("the SSH launcher's port on its hosts", ["gpuops_launcher=ssh", "ssh_launcher_ssh_port=0"], [],
      on(NODES, "ssh_launcher_ssh_port: got 0; expected a port from 1 to 65535, the hosts' SSH port")),
@@ -78,7 +78,7 @@ CASES = [
      on(NODES, "gpu_network_nccl_enabled: got 'maybe'; expected true or false")),
     ("a stage skipped by --skip-tags is not checked", ["nvidia_driver_branch=abc", "mpijob_launcher_workers=0"],
      ["--skip-tags", "nodes"],
-     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of worker pods, 1 or more"]}),
+     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of workers, 1 or more"]}),
     ("an operator version that is not a tag", ["mpi_operator_version=0.8"], [],
      {"localhost": ["mpi_operator_version: got '0.8'; expected a release tag of kubeflow/mpi-operator, such as v0.8.0"]}),
     ("a taint with an unknown effect", ['{"gpu_node_labels_taint_enabled": true, "gpu_node_labels_taint": '

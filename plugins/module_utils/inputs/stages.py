@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
-    DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, THROUGH_API, chosen,
+    DEFAULT_LAUNCHER, HOST_LAUNCHERS, LAUNCHERS, ON_HOSTS, chosen,
 )
 
 STAGES = ("nodes", "gpu_stack", "verify")
@@ -88,73 +88,6 @@ SITE_RULES = [
                  "never resolves, as in inventories/prod)",
      "when": "ansible_host is defined"},
 ]
-
-
-# What NET/ names: NCCL's traffic between nodes. One node (one pod, one worker, one host) has no other node to reach.
-_NET_REQUIRED = "gpuops_training_require_transport | gpuops.cluster.nccl_between_nodes"
-
-
-def _on_one_node(rule, groups):
-    """A rule that holds only of a run on one node: of any run where the launcher's shape has no group variable (one
-    pod), else where its group variable counts one."""
-    if groups:
-        count = "({0} | length if {0} is sequence and {0} is not string else {0} | int)".format(groups)
-        rule["when"] += " and {0} is defined and {0} is not none".format(groups)
-        rule["that"] = "{0} > 1 or {1}".format(count, rule["that"])
-    return rule
-
-
-def _one_node_transport_rule(launcher):
-    """The rule that refuses a NET/ transport required of a run the launcher keeps on one node: the verdict would fail
-    it by construction, after the run. A launcher whose shape has no group variable (one pod) always is on one."""
-    groups = launcher.shape.groups
-    word = launcher.shape.words[0]
-    return _on_one_node({"variable": ["gpuops_training_require_transport"] + ([groups] if groups else []),
-                         "when": "gpuops_training_require_transport is not none",
-                         "that": _NET_REQUIRED + " | length == 0",
-                         "expected": "transports one {0} can use, such as P2P or SHM: NET/ transports carry NCCL's "
-                                     "traffic between nodes, and this run has one {0} ({{{{ {1} | join(', ') }}}} cannot "
-                                     "be seen)".format(word, _NET_REQUIRED)}, groups)
-
-
-def _one_node_gpudirect_rule(launcher):
-    """The rule that refuses GPUDirect RDMA required of a run on one node, which makes no RDMA connection."""
-    groups = launcher.shape.groups
-    return _on_one_node({"variable": ["gpuops_training_require_gpudirect_rdma"] + ([groups] if groups else []),
-                         "when": "gpuops_training_require_gpudirect_rdma is sameas true",
-                         "that": "false",
-                         "expected": "false for a run on one {0}: GPUDirect RDMA is counted on the RDMA connections "
-                                     "between nodes, and this run makes none".format(launcher.shape.words[0])}, groups)
-
-
-def _image_tag_rule(launcher):
-    """The rule that asks a launcher's image for a tag or a digest: without one, each node pulls :latest once, and
-    keeps whatever that was while the registry moves on."""
-    image = launcher.role + "_image"
-    return {"variable": image, "when": "{0} is defined and {0} is not none and {0} | length > 0".format(image),
-            "that": "({0} | gpuops.cluster.image_pin) is not none".format(image),
-            "expected": "an image name with its tag or digest, such as "
-                        "registry.example.com/ml/gpuops-benchmark:horovod-0.28.1 (without one, a node runs whatever "
-                        ":latest was when it first pulled it)"}
-
-
-def _object_name_rule(launcher):
-    """The rule that asks a Kubernetes launcher's name to be one Kubernetes takes for what it names (the job, its pods,
-    their Services): otherwise the job module refuses it, after the node stage, naming its own argument."""
-    name, groups = launcher.shape.names[0], launcher.shape.groups
-    count = "({0} if {0} is integer and {0} >= 1 else 1)".format(groups) if groups else "1"
-    problems = "({0} | gpuops.cluster.launcher_name_problems('{1}', {2}))".format(name, launcher.name, count)
-    return {"variable": name, "when": "{0} is string".format(name), "that": problems + " | length == 0",
-            "expected": "a name Kubernetes takes for the {0} launcher's objects ({{{{ {1} | join('; ') }}}})".format(
-                launcher.name, problems)}
-
-
-def launcher_rules(launcher):
-    """The rules the registry's row of a launcher gives its role, beside the role's own meta/input_rules.yml."""
-    rules = [_one_node_transport_rule(launcher), _one_node_gpudirect_rule(launcher)]
-    if launcher.runs_on == THROUGH_API:
-        rules.extend([_image_tag_rule(launcher), _object_name_rule(launcher)])
-    return rules
 
 
 class Part:

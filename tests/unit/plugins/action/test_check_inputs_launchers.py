@@ -61,7 +61,7 @@ def line(name, got, expected):
 CASES = {
     # mpijob_launcher
     "mpijob: no workers": ("mpijob_launcher", ["mpijob_launcher_image=horovod:0.28.1", "mpijob_launcher_workers=0"], [
-        line("mpijob_launcher_workers", "0", "a number of worker pods, 1 or more")]),
+        line("mpijob_launcher_workers", "0", "a number of workers, 1 or more")]),
     "mpijob: an unknown pull policy": ("mpijob_launcher", [
         "mpijob_launcher_image=horovod:0.28.1", "kube_job_image_pull_policy=Sometimes"], [
         line("kube_job_image_pull_policy", "'Sometimes'", "one of Always, IfNotPresent, Never")]),
@@ -83,7 +83,7 @@ CASES = {
         line("gpuops_training_expect_ranks",
              "4 (with mpijob_launcher_workers=2, mpijob_launcher_slots_per_worker=null, "
              "mpijob_launcher_gpus_per_worker=4)",
-             "8, the ranks the MPIJob starts (2 workers x 4 slots), or leave it unset to expect that count")]),
+             "8, the ranks the mpijob launcher starts (2 workers x 4 slots), or leave it unset to expect that count")]),
     # gpuops_nccl is the one source of NCCL settings, for the ranks and the hosts' /etc/nccl.conf: a launcher's own
     # env may not give any, whether gpuops_nccl gives the same name or not.
     "mpijob: NCCL variables in the launcher's env, a capability with CAP_": ("mpijob_launcher", [
@@ -100,15 +100,15 @@ CASES = {
         '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
         line("mpijob_launcher_master_port", "70000",
              "a port from 1 to 65535, free on the first worker, for torch.distributed's store"),
+        line("kube_job_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_gpus_per_worker=0)",
+             "no --mixed-precision fp16 while the workers train on CPUs (no GPU asked for, or --device cpu): float16 "
+             "mixed precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32"),
         line("kube_job_benchmark_args", MPIJOB_DDP_ARGS, "no --distribution or --framework: with "
              "mpijob_launcher_distribution ddp the role gives --framework pytorch --distribution ddp"),
         line("kube_job_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_distribution='ddp')",
              "none of Horovod's options (--fusion-threshold-mb), which DistributedDataParallel does not use"),
         line("kube_job_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with mpijob_launcher_distribution='ddp')",
-             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("kube_job_benchmark_args", MPIJOB_DDP_ARGS + " (with mpijob_launcher_gpus_per_worker=0)",
-             "no --mixed-precision fp16 while the workers train on CPUs (no GPU asked for, or --device cpu): float16 "
-             "mixed precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+             "no HOROVOD_* variables, which DistributedDataParallel does not read")]),
     "mpijob: an unknown distribution": ("mpijob_launcher", [
         "mpijob_launcher_image=pytorch:2.13", "mpijob_launcher_distribution=torchrun"], [
         line("mpijob_launcher_distribution", "'torchrun'", "one of horovod, ddp")]),
@@ -145,7 +145,7 @@ CASES = {
         "tfjob_launcher_image=tf:2.15", "tfjob_launcher_workers=4", "tfjob_launcher_parameter_servers=2",
         "gpuops_training_expect_ranks=6"], [
         line("gpuops_training_expect_ranks", "6 (with tfjob_launcher_workers=4)",
-             "4, the ranks the TFJob runs (one per worker), or leave it unset to expect that count")]),
+             "4, the ranks the tfjob launcher starts (4 workers x 1 rank), or leave it unset to expect that count")]),
     # The options every Kubernetes launcher shares are kube_job's: one given under the launcher's own name would be
     # passed over without a word.
     "tfjob: a shared option under the launcher's own name": ("tfjob_launcher", [
@@ -166,28 +166,28 @@ CASES = {
         "pytorchjob_launcher_device=tpu", "pytorchjob_launcher_benchmark_source=image"], [
         line("pytorchjob_launcher_image", "''", "the name of an image with PyTorch (the site's, gpuops_pytorch_image, by "
              "default) and /opt/gpuops/benchmark/gpuops_benchmark.py"),
-        line("pytorchjob_launcher_workers", "0", "a number of pods, 1 (the master alone) or more"),
-        line("pytorchjob_launcher_procs_per_worker", "0", "a number of ranks per pod, 1 or more, or null for one per GPU"),
         line("pytorchjob_launcher_device", "'tpu'", "gpu, cpu, or null for gpu with GPUs per pod and cpu without"),
-        line("pytorchjob_launcher_port", "0", "a port from 1 to 65535 for the master's rendezvous")]),
+        line("pytorchjob_launcher_port", "0", "a port from 1 to 65535 for the master's rendezvous"),
+        line("pytorchjob_launcher_workers", "0", "a number of pods, 1 or more"),
+        line("pytorchjob_launcher_procs_per_worker", "0", "a number of ranks per pod, 1 or more, or null for one per GPU")]),
     "pytorchjob: Horovod's options, the role's flags, fp16 on CPUs, ranks other than pods x ranks": ("pytorchjob_launcher", [
         "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=0",
         "pytorchjob_launcher_procs_per_worker=2", "gpuops_training_expect_ranks=2",
         '{"kube_job_benchmark_args": ["--device", "cpu", "--hierarchical-allreduce", "--mixed-precision"]}',
         '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}'], [
-        line("gpuops_training_expect_ranks", "2 (with pytorchjob_launcher_workers=2, pytorchjob_launcher_procs_per_worker=2, "
-             "pytorchjob_launcher_gpus_per_worker=0)",
-             "4, the ranks the PyTorchJob runs (2 pods x 2 ranks), or leave it unset to expect that count"),
         line("kube_job_benchmark_args", PYTORCHJOB_ARGS, "no --distribution, --framework or --device: the role "
              "gives --framework pytorch --distribution ddp and --device (pytorchjob_launcher_device)"),
+        line("kube_job_benchmark_args", PYTORCHJOB_ARGS + " (with pytorchjob_launcher_gpus_per_worker=0, "
+             "pytorchjob_launcher_device=null)",
+             "no --mixed-precision fp16 while the pods train on CPUs (no GPU asked for, or the device cpu): float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32"),
         line("kube_job_benchmark_args", PYTORCHJOB_ARGS, "none of Horovod's options (--hierarchical-allreduce), "
              "which DistributedDataParallel does not use"),
         line("kube_job_env", '{"HOROVOD_CYCLE_TIME": "1"}',
              "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("kube_job_benchmark_args", PYTORCHJOB_ARGS + " (with pytorchjob_launcher_gpus_per_worker=0, "
-             "pytorchjob_launcher_device=null)",
-             "no --mixed-precision fp16 while the pods train on CPUs (no GPU asked for, or the device cpu): float16 mixed "
-             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+        line("gpuops_training_expect_ranks", "2 (with pytorchjob_launcher_workers=2, pytorchjob_launcher_procs_per_worker=2, "
+             "pytorchjob_launcher_gpus_per_worker=0)",
+             "4, the ranks the pytorchjob launcher starts (2 pods x 2 ranks), or leave it unset to expect that count")]),
     "pytorchjob: right values as strings": ("pytorchjob_launcher", [
         "gpuops_pytorch_image=pytorch:2.5.1", "pytorchjob_launcher_workers=2", "pytorchjob_launcher_gpus_per_worker=4",
         "pytorchjob_launcher_port=29500", "gpuops_training_expect_ranks=8",
@@ -195,19 +195,18 @@ CASES = {
 
     # pod_launcher
     "pod: fewer than no GPUs": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=-1"], [
-        line("pod_launcher_gpus", "-1", "a number of GPUs for the pod, 0 or more")]),
+        line("pod_launcher_gpus", "-1", "a number of GPUs per pod, 0 (training on CPUs) or more")]),
     "pod: a word for the ranks": ("pod_launcher", ["pod_launcher_image=horovod:0.28.1", "pod_launcher_ranks=all"], [
         line("pod_launcher_ranks", "'all'", "a whole number")]),
     "pod: every problem at once": ("pod_launcher", [
         "pod_launcher_image=", "pod_launcher_ranks=0", "kube_job_api_retries=-1", "pod_launcher_gpus=8"], [
         line("pod_launcher_image", "''", POD_IMAGE),
-        line("pod_launcher_ranks", "0", "a number of ranks, 1 or more, or null for one per GPU"),
+        line("pod_launcher_ranks", "0", "a number of ranks per pod, 1 or more, or null for one per GPU"),
         line("kube_job_api_retries", "-1", "a number of retries, 0 (none) or more")]),
     "pod: expected ranks other than one per GPU": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8", "gpuops_training_expect_ranks=4"], [
         line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
-             "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave "
-             "it unset to expect that count")]),
+             "8, the ranks the pod launcher starts (one pod x 8 ranks), or leave it unset to expect that count")]),
     "pod: an NCCL variable in the launcher's env": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", '{"kube_job_env": {"NCCL_P2P_LEVEL": "NVL"}}'], [
         line("kube_job_env", '{"NCCL_P2P_LEVEL": "NVL"}', NCCL_IN_ENV.format("NCCL_P2P_LEVEL"))]),
@@ -219,23 +218,22 @@ CASES = {
         '{"kube_job_benchmark_args": ["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]}',
         '{"pod_launcher_horovodrun_args": ["--gloo"]}', '{"kube_job_env": {"HOROVOD_CYCLE_TIME": "1"}}',
         "gpuops_training_expect_ranks=4"], [
-        line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=2, pod_launcher_gpus=0)",
-             "2, the ranks torchrun starts in the pod (pod_launcher_ranks, else one per GPU, else one), or leave it "
-             "unset to expect that count"),
+        line("pod_launcher_horovodrun_args", "[\"--gloo\"] (with pod_launcher_distribution='ddp')",
+             "[]: torchrun starts the ranks of ddp, not horovodrun"),
+        line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
+             "pod_launcher_gpus=0)",
+             "no --mixed-precision fp16 while the pod trains on CPUs (no GPU asked for, or --device cpu): float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32"),
         line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"]',
              "no --distribution or --framework: with pod_launcher_distribution ddp the role gives --framework pytorch "
              "--distribution ddp"),
         line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
              "pod_launcher_distribution='ddp')",
              "none of Horovod's options (--fp16-allreduce), which DistributedDataParallel does not use"),
-        line("pod_launcher_horovodrun_args", "[\"--gloo\"] (with pod_launcher_distribution='ddp')",
-             "[]: torchrun starts the ranks of ddp, not horovodrun"),
         line("kube_job_env", "{\"HOROVOD_CYCLE_TIME\": \"1\"} (with pod_launcher_distribution='ddp')",
              "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("kube_job_benchmark_args", '["--distribution", "ddp", "--fp16-allreduce", "--mixed-precision"] (with '
-             "pod_launcher_gpus=0)",
-             "no --mixed-precision fp16 while the pod trains on CPUs (no GPU asked for, or --device cpu): float16 mixed "
-             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+        line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=2, pod_launcher_gpus=0)",
+             "2, the ranks the pod launcher starts (one pod x 2 ranks), or leave it unset to expect that count")]),
     "pod: ddp asked in the program's arguments": ("pod_launcher", [
         "pod_launcher_image=horovod:0.28.1", '{"kube_job_benchmark_args": ["--distribution=ddp"]}'], [
         line("kube_job_benchmark_args", '["--distribution=ddp"]', "no --distribution other than horovod; set "
@@ -257,9 +255,9 @@ CASES = {
     "job: every problem at once": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", "job_launcher_workers=0", "job_launcher_gpus_per_worker=-8",
         "job_launcher_ssh_port=0", "kube_job_wait_timeout=0", "job_launcher_drop_page_cache=true"], [
-        line("job_launcher_workers", "0", "a number of worker pods, 1 or more"),
-        line("job_launcher_gpus_per_worker", "-8", "a number of GPUs per worker, 0 or more"),
         line("job_launcher_ssh_port", "0", SSHD_PORT),
+        line("job_launcher_workers", "0", "a number of workers, 1 or more"),
+        line("job_launcher_gpus_per_worker", "-8", "a number of GPUs per worker, 0 (training on CPUs) or more"),
         line("kube_job_wait_timeout", "0",
              "a number of seconds to wait for the job, 1 or more")]),
     "job: expected ranks other than workers x slots": ("job_launcher", [
@@ -267,7 +265,7 @@ CASES = {
         "job_launcher_gpus_per_worker=8", "gpuops_training_expect_ranks=8"], [
         line("gpuops_training_expect_ranks", "8 (with job_launcher_workers=2, job_launcher_slots_per_worker=8, "
              "job_launcher_gpus_per_worker=8)",
-             "16, the ranks mpirun starts (2 workers x 8 slots), or leave it unset to expect that count")]),
+             "16, the ranks the job launcher starts (2 workers x 8 slots), or leave it unset to expect that count")]),
     "job: an NCCL variable in the launcher's env": ("job_launcher", [
         "job_launcher_image=horovod:0.28.1", '{"kube_job_env": {"NCCL_SOCKET_IFNAME": "bond0"}}'], [
         line("kube_job_env", '{"NCCL_SOCKET_IFNAME": "bond0"}', NCCL_IN_ENV.format("NCCL_SOCKET_IFNAME"))]),
@@ -303,16 +301,16 @@ CASES = {
         '{"ssh_launcher_program_args": ["--framework", "pytorch", "--cycle-time-ms", "5", "--device", "cpu", '
         '"--mixed-precision", "fp16"]}', '{"ssh_launcher_env": {"HOROVOD_FUSION_THRESHOLD": "0"}}'], [
         line("ssh_launcher_rdzv_port", "0", "a port from 1 to 65535, free on the first host, for torchrun's rendezvous"),
+        line("ssh_launcher_controller", "'gloo' (with ssh_launcher_distribution='ddp')",
+             "mpi, which starts torchrun on each host (gloo is horovodrun's, for Horovod only)"),
+        line("ssh_launcher_program_args", SSH_DDP_ARGS, "no --mixed-precision fp16 with --device cpu: float16 mixed "
+             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32"),
         line("ssh_launcher_program_args", SSH_DDP_ARGS, "no --distribution or --framework: with ssh_launcher_distribution "
              "ddp the role gives --framework pytorch --distribution ddp"),
         line("ssh_launcher_program_args", SSH_DDP_ARGS + " (with ssh_launcher_distribution='ddp')",
              "none of Horovod's options (--cycle-time-ms), which DistributedDataParallel does not use"),
         line("ssh_launcher_env", "{\"HOROVOD_FUSION_THRESHOLD\": \"0\"} (with ssh_launcher_distribution='ddp')",
-             "no HOROVOD_* variables, which DistributedDataParallel does not read"),
-        line("ssh_launcher_controller", "'gloo' (with ssh_launcher_distribution='ddp')",
-             "mpi, which starts torchrun on each host (gloo is horovodrun's, for Horovod only)"),
-        line("ssh_launcher_program_args", SSH_DDP_ARGS, "no --mixed-precision fp16 with --device cpu: float16 mixed "
-             "precision needs GPUs; use --mixed-precision bf16 on CPUs, or leave it out for fp32")]),
+             "no HOROVOD_* variables, which DistributedDataParallel does not read")]),
     "ssh: an unknown distribution": ("ssh_launcher", ["ssh_launcher_distribution=nccl"], [
         line("ssh_launcher_distribution", "'nccl'", "one of horovod, ddp")]),
     "ssh: ddp right values as strings": ("ssh_launcher", [
@@ -494,8 +492,8 @@ STAGE_CASES = {
         "gpuops_launcher=pod", "pod_launcher_image=horovod:0.28.1", "pod_launcher_gpus=8",
         "gpuops_training_expect_ranks=4"], {
         "localhost": [line("gpuops_training_expect_ranks", "4 (with pod_launcher_ranks=null, pod_launcher_gpus=8)",
-                           "8, the ranks horovodrun starts in the pod (pod_launcher_ranks, else one per GPU, else "
-                           "one), or leave it unset to expect that count")],
+                           "8, the ranks the pod launcher starts (one pod x 8 ranks), or leave it unset to expect "
+                           "that count")],
         "node1": [], "node2": []}),
     # A preset that does not exist stops the run before the launcher starts, whichever launcher it is.
     "an unknown preset": ("localhost,", ["gpuops_launcher=ssh", "gpuops_training_threshold_preset=t4"], {

@@ -63,8 +63,8 @@ def _problems(result):
 def test_bad_counts_fail_naming_the_variables_before_any_api_call(ran):
     result = ran["bad_counts"]
     assert _problems(result) == [
-        "pod_launcher_gpus: got -1; expected a number of GPUs for the pod, 0 or more",
-        "pod_launcher_ranks: got 0; expected a number of ranks, 1 or more, or null for one per GPU"]
+        "pod_launcher_gpus: got -1; expected a number of GPUs per pod, 0 (training on CPUs) or more",
+        "pod_launcher_ranks: got 0; expected a number of ranks per pod, 1 or more, or null for one per GPU"]
     assert result.results("Look for the namespace") == []
 
 

@@ -232,14 +232,29 @@ def tasks_of(role):
     return found
 
 
+def job_module_defaults(role):
+    """The options every job module of a role's tasks is given without writing them: the Kubernetes launchers' shared
+    body runs their jobs under module_defaults for the collection's action group of job modules (meta/runtime.yml)."""
+    if body_of(role) == role:
+        return {}
+    runtime = yaml.safe_load((ROLES.parent / "meta" / "runtime.yml").read_text())
+    assert sorted("gpuops.cluster." + name for name in runtime["action_groups"]["jobs"]) == sorted(JOB_MODULES)
+    launch = yaml.safe_load((ROLES / "kube_job" / "tasks" / "launch.yml").read_text())
+    given = [task["module_defaults"]["group/gpuops.cluster.jobs"] for task in launch if "module_defaults" in task]
+    # The run and the cleanup at the end, alike.
+    assert len(given) == 2 and given[0] == given[1]
+    return given[0]
+
+
 @pytest.mark.parametrize("role", LAUNCHERS)
 def test_every_job_a_role_creates_references_the_secret_it_put_in_the_namespace(role):
     tasks = tasks_of(role)
     creating = [(path, task) for path, task in tasks for module in JOB_MODULES
                 if module in task and task[module].get("state", "present") == "present"]
     assert creating
+    defaults = job_module_defaults(role)
     for path, task in creating:
-        args = next(task[module] for module in JOB_MODULES if module in task)
+        args = dict(defaults, **next(task[module] for module in JOB_MODULES if module in task))
         assert args.get("image_pull_secrets") == "{{ %s }}" % pull_secrets_of(role), (path, task["name"])
     includes = [task for _path, task in tasks_of(body_of(role))
                 if task.get(INCLUDE, {}).get("name") == "gpuops.cluster.registry_credentials"]
