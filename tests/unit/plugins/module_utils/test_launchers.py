@@ -13,6 +13,7 @@ import re
 import pytest
 import yaml
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.launcher_rules import launcher_rules
 from ansible_collections.gpuops.cluster.plugins.module_utils.inputs.stages import SITE_OPTIONS, parts_to_check
 from ansible_collections.gpuops.cluster.plugins.module_utils.launchers import (
     DEFAULT_LAUNCHER, KUBE_BODY, LAUNCHERS, ON_HOSTS, THROUGH_API,
@@ -104,3 +105,30 @@ def test_the_user_guide_table_lists_every_launcher():
     listed = re.findall(r"^\|[^|]*\| `(\w+)`", table, re.M)[1:]
     assert listed == list(LAUNCHERS)
     assert "`%s` (default)" % DEFAULT_LAUNCHER in table
+
+
+def _own_rules(role):
+    with open(os.path.join(REPO_ROOT, "roles", role, "meta", "input_rules.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@pytest.mark.parametrize("name", list(LAUNCHERS))
+def test_a_rule_the_row_gives_is_not_written_again_in_the_role(name):
+    launcher = LAUNCHERS[name]
+    given = [(str(rule["variable"]), str(rule["that"]).strip()) for rule in launcher_rules(launcher)]
+    written = [(str(rule["variable"]), str(rule["that"]).strip()) for rule in _own_rules(launcher.role)]
+    assert not set(given) & set(written)
+
+
+@pytest.mark.parametrize("name", list(LAUNCHERS))
+def test_the_rules_a_row_gives_name_only_variables_its_roles_declare(name):
+    launcher = LAUNCHERS[name]
+    declared = set(_options(launcher.role)) | set(SITE_OPTIONS)
+    for role in launcher.roles:
+        declared |= set(_options(role))
+    if launcher.runs_on == THROUGH_API:
+        declared |= set(_options(KUBE_BODY))
+    declared |= set(_options("training_verdict"))
+    for rule in launcher_rules(launcher):
+        variables = rule["variable"] if isinstance(rule["variable"], list) else [rule["variable"]]
+        assert set(variables) <= declared, rule
