@@ -52,6 +52,16 @@ options:
     description:
       - Number of ranks (processes) the run must show. Fails otherwise.
     type: int
+  expect_placement:
+    description:
+      - How the launcher placed the ranks, one entry per host (node, pod or worker) with its count of ranks, such as
+        V([8, 8]) for two nodes of eight. Fails when the hosts the log names for the ranks (the benchmark's
+        C(Rank <R> on <host>) lines, NCCL's) hold other counts, naming the hosts seen; an mpirun that ignored
+        the host file and ran every rank on one node completes and shows the right rank count.
+      - Judged only where the log names every rank's host; otherwise a warning says so. Its sum must equal
+        O(expect_ranks) where both are given.
+    type: list
+    elements: int
   min_img_per_sec_per_device:
     description:
       - Minimum images per second per GPU (or CPU). Fails when the mean, or any rank that printed
@@ -249,6 +259,13 @@ ranks:
   returned: success or threshold failure
   type: int
   sample: 16
+placement:
+  description:
+    - Where the ranks ran, as the log names them. C(hosts) maps each host to its count of ranks, C(ranks_named) counts
+      the ranks whose host the log names, and C(expected) is O(expect_placement).
+  returned: success or threshold failure
+  type: dict
+  sample: {"hosts": {"dgx-a": 8, "dgx-b": 8}, "ranks_named": 16, "expected": [8, 8]}
 ranks_source:
   description: Which lines of the log gave RV(ranks), such as the launcher's command line (C(mpirun -np N)) when nothing else states it.
   returned: success or threshold failure
@@ -440,6 +457,7 @@ ARGUMENT_SPEC = dict(
     src=dict(type="path"),
     content=dict(type="str"),
     expect_ranks=dict(type="int"),
+    expect_placement=dict(type="list", elements="int"),
     min_img_per_sec_per_device=dict(type="float"),
     baseline_img_per_sec=dict(type="float"),
     min_scaling_efficiency=dict(type="float"),

@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.common.open_mpi import mca_environment
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs import kubeflow, pod_template
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.errors import InvalidArgumentError
 from ansible_collections.gpuops.cluster.plugins.module_utils.jobs.failure import failed_pods, failed_pods_text, operator_failure
@@ -37,6 +38,10 @@ LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_SSH_PORT = 22
+# What the MPI Operator gives an Open MPI launcher in Open MPI 4's names alone (OMPI_MCA_*: its host file at
+# /etc/mpi/hostfile, the workers' names whole, SSH retries), which Open MPI 5's mpirun does not read.
+OPERATOR_OPEN_MPI_SETTINGS = {"orte_default_hostfile": "/etc/mpi/hostfile", "orte_keep_fqdn_hostnames": "true",
+                              "plm_rsh_args": "-o ConnectionAttempts=10"}
 # A failed launcher pod stays, with its log. Under the operator's default, OnFailure, the kubelet restarts
 # the container and the Job controller deletes the pod once its restarts pass the backoff limit.
 LAUNCHER_RESTART_POLICY = "Never"
@@ -117,6 +122,17 @@ def wait_for_workers_container(name, workers, image, resources, image_pull_polic
                                   image_pull_policy)
 
 
+def open_mpi_5_env(env, ssh_port):
+    """The launcher's environment: the module's, and the MPI Operator's Open MPI settings in Open MPI 5's names (with
+    the workers' SSH port where it is not 22), each unless the environment given names it."""
+    settings = dict(OPERATOR_OPEN_MPI_SETTINGS)
+    if ssh_port != DEFAULT_SSH_PORT:
+        settings["plm_rsh_args"] += " -p %d" % ssh_port
+    given = set(item["name"] for item in env or [])
+    return list(env or []) + [{"name": name, "value": value} for name, value in sorted(mca_environment(
+        settings, open_mpi_4=False).items()) if name not in given]
+
+
 def _option_problems(params, gpu_resource):
     problems = kubeflow.image_and_command_problems(params, "launcher and workers", "the launcher's command as a list, "
                                                    "e.g. [mpirun, -np, '4', python, train.py]")
@@ -157,8 +173,10 @@ def build_mpijob(params):
         raise invalid(problems)
 
     image, pull = params.get("image"), params.get("image_pull_policy")
+    implementation = params.get("mpi_implementation") or "OpenMPI"
+    launcher_env = open_mpi_5_env(env, ssh_port) if implementation == "OpenMPI" else env
     launcher_pod = {"initContainers": [wait_for_workers_container(name, workers, image, launcher_resources, pull)],
-                    "containers": [pod_template.container("launcher", image, params.get("command"), env,
+                    "containers": [pod_template.container("launcher", image, params.get("command"), launcher_env,
                                                           launcher_resources, pull)]}
     worker_pod = {"containers": [pod_template.container("worker", image, params.get("worker_command"), env,
                                                         worker_resources, pull)]}
@@ -192,7 +210,7 @@ def build_mpijob(params):
     spec = {
         "slotsPerWorker": slots,
         "launcherCreationPolicy": params.get("launcher_creation_policy") or "WaitForWorkersReady",
-        "mpiImplementation": params.get("mpi_implementation") or "OpenMPI",
+        "mpiImplementation": implementation,
         "mpiReplicaSpecs": {
             "Launcher": {"replicas": 1, "restartPolicy": LAUNCHER_RESTART_POLICY, "template": {"spec": launcher_pod}},
             "Worker": {"replicas": workers, "template": {"spec": worker_pod}},

@@ -43,6 +43,14 @@ def _threshold_problems(options):
     expect_ranks = options.get("expect_ranks")
     if expect_ranks is not None and expect_ranks < 1:
         problems.append("expect_ranks must be a whole number of ranks, 1 or more, got %r" % (expect_ranks,))
+    placement = options.get("expect_placement")
+    if placement is not None:
+        if not placement or not all(isinstance(count, int) and count >= 1 for count in placement):
+            problems.append("expect_placement must list each host's ranks, 1 or more each, such as [8, 8], got %r"
+                            % (placement,))
+        elif expect_ranks is not None and sum(placement) != expect_ranks:
+            problems.append("expect_placement places %d ranks (%s) but expect_ranks is %d"
+                            % (sum(placement), " + ".join(map(str, placement)), expect_ranks))
     for name in ("min_img_per_sec_per_device", "baseline_img_per_sec"):
         value = options.get(name)
         if value is not None and not value > 0:

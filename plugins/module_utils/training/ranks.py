@@ -115,6 +115,16 @@ def count_ranks(log, entries, source):
     return 1, "a single process (no rank information in the log)"
 
 
+def placement(log, ranks):
+    """Where the ranks ran, as the log names them (the benchmark's 'Rank <R> on <host>' lines, NCCL's): each host with
+    its count of ranks, and how many of the run's ranks the log names a host for."""
+    named = dict((rank, host) for rank, host in rank_hosts(log).items() if 0 <= rank < ranks)
+    hosts = {}
+    for host in named.values():
+        hosts[host] = hosts.get(host, 0) + 1
+    return {"hosts": dict(sorted(hosts.items())), "ranks_named": len(named)}
+
+
 def devices_per_rank(log, ranks):
     if log.tf_devices and (log.tf_variables or "").lower() != "horovod":
         return max(1, len(log.tf_devices) // max(ranks, 1))

@@ -10,6 +10,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import NO_TRANSPORT
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
+    hosts_text, placement_judged, placement_text,
+)
 
 # Every rank is listed up to this many; beyond it only the slowest and the fastest.
 ALL_RANKS_UP_TO = 4
@@ -57,6 +60,22 @@ def _per_rank(report):
     return ", ".join("rank %d%s %.1f img/sec over %d iterations" % (
         item["rank"], " on %s" % item["host"] if item["host"] else "", item["img_per_sec"], item["iterations"])
         for item in ranks)
+
+
+def _placement(report):
+    """Where the ranks ran, beside where the launcher placed them; None when the log names no host and nothing was
+    asked."""
+    placement, expected = report["placement"], report["placement"]["expected"]
+    if not placement["hosts"]:
+        return "not judged: the log names no rank's host" if expected else None
+    seen = hosts_text(placement["hosts"], limit=ALL_RANKS_UP_TO)
+    if not expected:
+        return seen
+    if not placement_judged(report):
+        return "%s; not judged: the log names the host of %d of %d ranks" % (seen, placement["ranks_named"],
+                                                                              report["ranks"])
+    asked = "as" if sorted(placement["hosts"].values()) == sorted(expected) else "not as"
+    return "%s, %s the launcher placed them (%s)" % (seen, asked, placement_text(expected))
 
 
 def _scaling(report, device):
@@ -114,6 +133,9 @@ def summary_lines(report, options):
     if not report["passed"]:
         lines.append(label("failures", "; ".join(report["failures"])))
     lines.append(label("ranks", _ranks(report, device)))
+    placement = _placement(report)
+    if placement:
+        lines.append(label("placement", placement))
     lines.append(label("images/sec", _images(report, device)))
     per_rank = _per_rank(report)
     if per_rank:

@@ -14,8 +14,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.options im
 def check_thresholds(report, options):
     """Every unmet threshold, each as one sentence."""
     device = report["device"] or "device"
-    return (_ranks(report, options) + _per_device(report, options, device) + _scaling(report, options, device)
-            + _transports(report, options))
+    return (_ranks(report, options) + _placement(report) + _per_device(report, options, device)
+            + _scaling(report, options, device) + _transports(report, options))
 
 
 def _ranks(report, options):
@@ -23,6 +23,39 @@ def _ranks(report, options):
     if expect_ranks is not None and report["ranks"] != expect_ranks:
         return ["expected %d ranks, the log shows %d (from %s)" % (expect_ranks, report["ranks"], report["ranks_source"])]
     return []
+
+
+def hosts_text(hosts, limit=8):
+    """'2 hosts (a: 2 ranks, b: 2 ranks)': the hosts a log names, each with its ranks, the first `limit` of them."""
+    shown = ["%s: %d rank%s" % (host, count, "" if count == 1 else "s") for host, count in list(hosts.items())[:limit]]
+    more = " and %d more" % (len(hosts) - limit) if len(hosts) > limit else ""
+    return "%d host%s (%s%s)" % (len(hosts), "" if len(hosts) == 1 else "s", ", ".join(shown), more)
+
+
+def placement_text(expected):
+    """'2 hosts of 2 ranks each', or '3 hosts of 4, 2 and 2 ranks': the placement a launcher asked for."""
+    if len(set(expected)) == 1:
+        return "%d host%s of %d rank%s%s" % (len(expected), "" if len(expected) == 1 else "s", expected[0],
+                                          "" if expected[0] == 1 else "s", " each" if len(expected) > 1 else "")
+    counts = [str(count) for count in expected]
+    return "%d hosts of %s and %s ranks" % (len(expected), ", ".join(counts[:-1]), counts[-1])
+
+
+def placement_judged(report):
+    """Whether the placement can be judged: the launcher said how it placed the ranks, and the log names every rank's
+    host (a log of rank 0's lines alone names none)."""
+    return bool(report["placement"]["expected"]) and report["placement"]["ranks_named"] == report["ranks"]
+
+
+def _placement(report):
+    """Ranks spread otherwise than the launcher placed them: an mpirun that ignored the operator's host file (Open MPI
+    5 reads PRTE_MCA_*, not OMPI_MCA_orte_*) runs every rank on one node, and its run still completes."""
+    if not placement_judged(report):
+        return []
+    hosts, expected = report["placement"]["hosts"], report["placement"]["expected"]
+    if sorted(hosts.values()) == sorted(expected):
+        return []
+    return ["the ranks ran on %s; the launcher placed them on %s" % (hosts_text(hosts), placement_text(expected))]
 
 
 def _per_device(report, options, device):

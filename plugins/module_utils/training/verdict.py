@@ -16,7 +16,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.nccl impor
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import THRESHOLD_KEYS, apply_preset
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import check_thresholds
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
+    check_thresholds, placement_judged,
+)
 
 # A printed total that differs from the sum over ranks by more than this is called out.
 TOTAL_MISMATCH_TOLERANCE = 0.05
@@ -186,8 +188,12 @@ def build_report(log, options):
         "img_per_sec_per_device": per_device, "img_per_sec_total": total, "per_rank": per_rank,
         "iterations": series, "transports": dict(log.transports), "nccl": nccl, "baseline_img_per_sec": baseline,
         "scaling_efficiency": _round(total["mean"] / (devices * baseline), 4) if baseline and total["mean"] is not None else None,
-        "complete": not missing, "warnings": warnings,
+        "placement": rank_info.placement(log, ranks), "complete": not missing, "warnings": warnings,
     }
+    report["placement"]["expected"] = options.get("expect_placement")
+    if options.get("expect_placement") and not placement_judged(report):
+        warnings.append("the placement of the ranks was not judged: the log names the host of %d of %d ranks"
+                        % (report["placement"]["ranks_named"], ranks))
     # The preset's efficiency floor is the one of the transport the log shows: known only now.
     effective, origin, preset_warnings = apply_preset(options, report)
     warnings.extend(preset_warnings)

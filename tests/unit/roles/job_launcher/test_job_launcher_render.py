@@ -10,7 +10,8 @@ import pytest
 from gpuops_testlib.role_cases import role_vars_case, run_task_cases, shown
 
 IMAGE = {"job_launcher_image": "horovod:0.28.1"}
-COMMANDS = {"mpirun": "{{ __job_launcher_command }}", "worker": "{{ __job_launcher_worker_command }}"}
+COMMANDS = {"mpirun": "{{ __job_launcher_command }}", "worker": "{{ __job_launcher_worker_command }}",
+            "mpirun_env": "{{ __job_launcher_mpirun_env }}"}
 
 
 def run_role(role_vars):
@@ -36,8 +37,12 @@ def test_mpirun_names_each_worker_by_its_dns_name_and_slots_and_tells_ssh_the_po
     assert rendered["mpirun"] == [
         "mpirun", "-np", "16", "-H", "bench-workers-0.bench-workers:8,bench-workers-1.bench-workers:8",
         "--allow-run-as-root", "-bind-to", "none", "-map-by", "slot",
-        "-mca", "plm_rsh_args", "-p 22122", "-mca", "orte_keep_fqdn_hostnames", "true",
         "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "NCCL_DEBUG", "python3", "/opt/gpuops/benchmark/gpuops_benchmark.py"]
+    # The port and the whole names, in the environment Open MPI 4's mpirun reads and in the one Open MPI 5's reads.
+    assert rendered["mpirun_env"] == {
+        "NCCL_DEBUG": "INFO",
+        "OMPI_MCA_plm_rsh_args": "-p 22122", "PRTE_MCA_plm_ssh_args": "-p 22122",
+        "OMPI_MCA_orte_keep_fqdn_hostnames": "true", "PRTE_MCA_prte_keep_fqdn_hostnames": "true"}
     assert rendered["worker"] == ["/usr/sbin/sshd", "-De", "-p", "22122"]
 
 

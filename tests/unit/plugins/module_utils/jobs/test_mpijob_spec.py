@@ -43,6 +43,14 @@ DGX_PAIR = dict(
 
 SSH_PROBE = {"tcpSocket": {"port": 22}, "periodSeconds": 1}
 
+# The MPI Operator gives the launcher its host file and SSH options in Open MPI 4's names alone; Open MPI 5's mpirun
+# reads these.
+OPEN_MPI_5_ENV = [
+    {"name": "PRTE_MCA_plm_ssh_args", "value": "-o ConnectionAttempts=10"},
+    {"name": "PRTE_MCA_prte_default_hostfile", "value": "/etc/mpi/hostfile"},
+    {"name": "PRTE_MCA_prte_keep_fqdn_hostnames", "value": "true"},
+]
+
 DGX_PAIR_ENV = [
     {"name": "HOROVOD_HIERARCHICAL_ALLREDUCE", "value": "true"},
     {"name": "NCCL_DEBUG", "value": "INFO"},
@@ -66,7 +74,7 @@ DGX_PAIR_EXPECTED = {
                                                               None, None)],
                 "containers": [{"name": "launcher", "image": "registry.example.com/horovod:0.28.1",
                                 "command": ["mpirun", "-np", "16", "python3", "/opt/bench.py"],
-                                "env": DGX_PAIR_ENV}]}}},
+                                "env": DGX_PAIR_ENV + OPEN_MPI_5_ENV}]}}},
             "Worker": {"replicas": 2, "template": {"spec": {
                 "hostNetwork": True,
                 "nodeSelector": {"nvidia.com/gpu.present": "true"},
@@ -102,13 +110,31 @@ def test_minimal_cpu_job_gets_one_worker_one_slot_and_the_defaults():
                 "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {
                     "initContainers": [wait_for_workers_container("pi", 1, "mpi-pi:latest", None, None)],
                     "containers": [
-                        {"name": "launcher", "image": "mpi-pi:latest", "command": ["mpirun", "/home/mpiuser/pi"]}]}}},
+                        {"name": "launcher", "image": "mpi-pi:latest", "command": ["mpirun", "/home/mpiuser/pi"],
+                         "env": OPEN_MPI_5_ENV}]}}},
                 "Worker": {"replicas": 1, "template": {"spec": {"containers": [
                     {"name": "worker", "image": "mpi-pi:latest",
                      "readinessProbe": SSH_PROBE}]}}},
             },
         },
     }
+
+
+def test_open_mpi_5_gets_the_workers_ssh_port_and_a_setting_the_user_gave_is_left_alone():
+    body = build_mpijob(dict(DGX_PAIR, worker_ssh_port=2222, env={"PRTE_MCA_prte_keep_fqdn_hostnames": "false"}))
+    launcher_env = body["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"]
+    assert launcher_env == [
+        {"name": "PRTE_MCA_prte_keep_fqdn_hostnames", "value": "false"},
+        {"name": "PRTE_MCA_plm_ssh_args", "value": "-o ConnectionAttempts=10 -p 2222"},
+        {"name": "PRTE_MCA_prte_default_hostfile", "value": "/etc/mpi/hostfile"}]
+    # The workers only run sshd: no mpirun reads these there.
+    worker_env = body["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"]
+    assert worker_env == [{"name": "PRTE_MCA_prte_keep_fqdn_hostnames", "value": "false"}]
+
+
+def test_an_mpi_other_than_open_mpi_gets_no_open_mpi_settings():
+    body = build_mpijob(dict(DGX_PAIR, mpi_implementation="Intel"))
+    assert body["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"] == DGX_PAIR_ENV
 
 
 def test_slots_default_to_gpus_and_an_explicit_value_wins():

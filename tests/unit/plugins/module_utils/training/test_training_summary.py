@@ -16,7 +16,7 @@ def fixture(name):
 
 
 def test_a_passing_cpu_run_over_ssh():
-    report = report_from_text(fixture("lab_gloo_2node_tf.log"), {"expect_ranks": 2})
+    report = report_from_text(fixture("lab_gloo_2node_tf.log"), {"expect_ranks": 2, "expect_placement": [1, 1]})
     per_rank = report["per_rank"]
     lines = summary_lines(report, {"launched_by": "horovodrun --gloo over SSH (node1, node2)",
                                    "cpu_transport": "Gloo over TCP", "src": "/cache/training-gloo.log",
@@ -24,6 +24,7 @@ def test_a_passing_cpu_run_over_ssh():
     assert lines == [
         "verdict:     PASSED (horovodrun --gloo over SSH (node1, node2))",
         "ranks:       2 (CPU, small_cnn, batch 16 per CPU, tensorflow)",
+        "placement:   2 hosts (node1: 1 rank, node2: 1 rank), as the launcher placed them (2 hosts of 1 rank each)",
         "images/sec:  %.1f in total, %.1f +-%.1f per CPU" % (
             report["img_per_sec_total"]["mean"], report["img_per_sec_per_device"]["mean"],
             report["img_per_sec_per_device"]["spread"]),
@@ -45,12 +46,14 @@ def test_a_failing_gpu_run_names_its_failures_warnings_slowest_and_fastest_rank(
     assert lines[0] == "verdict:     FAILED (an MPIJob (default/gpuops-benchmark))"
     assert lines[1] == "failures:    transport NET/IB is required but NCCL connected over NET/Socket x8, P2P x28"
     labels = [line[:13] for line in lines]
-    assert labels == ["verdict:     ", "failures:    ", "ranks:       ", "images/sec:  ", "per rank:    ",
-                      "scaling:     ", "transport:   ", "log:         ", "chart:       "]
+    assert labels == ["verdict:     ", "failures:    ", "ranks:       ", "placement:   ", "images/sec:  ",
+                      "per rank:    ", "scaling:     ", "transport:   ", "log:         ", "chart:       "]
+    # No placement asked: the hosts the log names, alone.
+    assert lines[3] == "placement:   2 hosts (dgx-a01: 8 ranks, dgx-a02: 8 ranks)"
     # 16 ranks: only the slowest and the fastest.
-    assert lines[4].count("img/sec over") == 2
-    assert lines[5] == "scaling:     %.2f of linear (baseline 2470.0 img/sec on one GPU)" % report["scaling_efficiency"]
-    assert lines[6] == "transport:   NCCL NET/Socket x8, P2P x28"
+    assert lines[5].count("img/sec over") == 2
+    assert lines[6] == "scaling:     %.2f of linear (baseline 2470.0 img/sec on one GPU)" % report["scaling_efficiency"]
+    assert lines[7] == "transport:   NCCL NET/Socket x8, P2P x28"
 
 
 def test_a_gpu_log_without_nccl_lines_says_how_to_see_the_transport():
