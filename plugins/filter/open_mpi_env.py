@@ -18,7 +18,7 @@ description:
     setting under both names, so that an image of either version reads it.
 options:
   _input:
-    description: The settings by their Open MPI 4 names, such as C({plm_rsh_args: -p 2222}).
+    description: "The settings by their Open MPI 4 names, such as C({plm_rsh_args: -p 2222})."
     type: dict
     required: true
   open_mpi_4:
@@ -35,7 +35,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The environment, such as C({OMPI_MCA_plm_rsh_args: -p 2222, PRTE_MCA_plm_ssh_args: -p 2222}).
+  description: "The environment, such as C({OMPI_MCA_plm_rsh_args: -p 2222, PRTE_MCA_plm_ssh_args: -p 2222})."
   type: dict
 """
 

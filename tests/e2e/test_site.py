@@ -55,6 +55,9 @@ def _check_launchers():
         assert report["ranks"] == 4 and report["device"] == "CPU" and report["complete"] is True, report
         assert report["model"] == "small_cnn" and report["batch_size"] == 16, report
         assert sorted({rank["host"] for rank in report["per_rank"]}) == HOSTS[name]
+        # The rank census: two ranks on each host, as the launcher placed them.
+        assert report["placement"] == {"hosts": dict((host, 2) for host in HOSTS[name]), "ranks_named": 4,
+                                       "expected": [2, 2]}, report["placement"]
         assert report["img_per_sec_total"]["mean"] > 0 and report["baseline_img_per_sec"] > 0
         assert report["scaling_efficiency"] == pytest.approx(
             report["img_per_sec_total"]["mean"] / (4 * report["baseline_img_per_sec"]), rel=0.01)
@@ -65,6 +68,8 @@ def _check_launchers():
         assert lines["transport"].strip() == "no NCCL: CPU ranks, " + (
             "Open MPI over TCP" if name == "MPIJob" else "Gloo over TCP"), lines
         assert lines["report"].strip() == report_path
+        assert lines["placement"].strip() == "2 hosts (%s: 2 ranks, %s: 2 ranks), as the launcher placed them (2 hosts " \
+            "of 2 ranks each)" % tuple(HOSTS[name])
         chart = os.path.join(TRAINING_DIR, stem + ".png")
         assert lines["chart"].strip() == chart
         with open(chart, "rb") as handle:
@@ -490,6 +495,38 @@ def test_the_one_gpu_baseline_job_file_passes_where_the_main_run_requires_a_netw
         worker = workers["spec"]["mpiReplicaSpecs"]["Worker"]
         assert worker["replicas"] == 1 and workers["spec"]["slotsPerWorker"] == 1
         assert worker["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    finally:
+        kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
+
+
+def test_an_mpijob_whose_mpirun_put_every_rank_on_one_worker_completes_and_fails_the_rank_census(second_run, tmp_path):
+    """Two workers of two slots whose mpirun maps the four ranks onto the first worker (--map-by ppr:4:node), as an
+    mpirun that ignored the operator's host file leaves them: the job succeeds with the right rank count, and the
+    verdict fails it, naming the one host that ran every rank."""
+    assert second_run.rc == 0, "the lab is not up: " + second_run.explain()
+    namespace = "e2e-census"
+    variables = {"gpuops_kubeconfig": KUBECONFIG, "gpuops_launcher": "mpijob", "kube_job_namespace": namespace,
+                 "mpijob_launcher_name": "census", "mpijob_launcher_image": workload_image(),
+                 "kube_job_image_pull_policy": "Never", "mpijob_launcher_workers": 2,
+                 "mpijob_launcher_slots_per_worker": 2, "mpijob_launcher_spread_workers": True,
+                 "mpijob_launcher_mpirun_args": ["--allow-run-as-root", "-bind-to", "none", "--oversubscribe",
+                                                 "--map-by", "ppr:4:node"],
+                 "kube_job_python": WORKLOAD_PYTHON, "kube_job_benchmark_path": WORKLOAD_BENCHMARK,
+                 "kube_job_benchmark_args": SHORT_BENCHMARK_ARGS, "kube_job_wait_timeout": 900}
+    cache = tmp_path / "cache"
+    playbook, env = _verify_and_summary(tmp_path, cache)
+    try:
+        run = run_playbook(playbook, controller_inventory(tmp_path / "inventory.yml", variables), env=env, timeout=900)
+        assert run.rc != 0 and run.failed()[-1][0] == "Fail with every unmet threshold", run.explain()
+        with open(str(cache / "training" / "census.json"), encoding="utf-8") as handle:
+            report = json.load(handle)
+        assert report["complete"] is True and report["ranks"] == 4, report
+        assert report["placement"] == {"hosts": {"census-worker-0": 4}, "ranks_named": 4, "expected": [2, 2]}
+        assert report["failures"] == ["the ranks ran on 1 host (census-worker-0: 4 ranks); the launcher placed them on "
+                                      "2 hosts of 2 ranks each"]
+        job = json.loads(kubectl("get", "mpijob", "-n", namespace, "census", "-o", "json").stdout)
+        assert {"type": "Succeeded", "status": "True"}.items() <= [
+            condition for condition in job["status"]["conditions"] if condition["type"] == "Succeeded"][0].items()
     finally:
         kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=180s", check=False)
 

@@ -72,8 +72,8 @@ def _placement(report):
     if not expected:
         return seen
     if not placement_judged(report):
-        return "%s; not judged: the log names the host of %d of %d ranks" % (seen, placement["ranks_named"],
-                                                                              report["ranks"])
+        return "%s; not judged: the log names the host of %d of %d ranks" % (
+            seen, placement["ranks_named"], report["ranks"])
     asked = "as" if sorted(placement["hosts"].values()) == sorted(expected) else "not as"
     return "%s, %s the launcher placed them (%s)" % (seen, asked, placement_text(expected))
 

@@ -35,8 +35,9 @@ def hosts_text(hosts, limit=8):
 def placement_text(expected):
     """'2 hosts of 2 ranks each', or '3 hosts of 4, 2 and 2 ranks': the placement a launcher asked for."""
     if len(set(expected)) == 1:
-        return "%d host%s of %d rank%s%s" % (len(expected), "" if len(expected) == 1 else "s", expected[0],
-                                          "" if expected[0] == 1 else "s", " each" if len(expected) > 1 else "")
+        hosts, ranks = len(expected), expected[0]
+        plural = ("" if hosts == 1 else "s", "" if ranks == 1 else "s", " each" if hosts > 1 else "")
+        return "%d host%s of %d rank%s%s" % (hosts, plural[0], ranks, plural[1], plural[2])
     counts = [str(count) for count in expected]
     return "%d hosts of %s and %s ranks" % (len(expected), ", ".join(counts[:-1]), counts[-1])
 

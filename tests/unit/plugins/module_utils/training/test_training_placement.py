@@ -31,6 +31,14 @@ def test_ranks_where_the_launcher_placed_them_pass_and_the_summary_says_so():
         "placement:   2 hosts (node1: 2 ranks, node2: 2 ranks), as the launcher placed them (2 hosts of 2 ranks each)"]
 
 
+def test_a_real_mpijob_whose_mpirun_put_every_rank_on_one_worker_completes_and_fails_the_census():
+    report = report_from_text(fixture("lab_mpijob_every_rank_on_one_worker.log"),
+                              {"expect_ranks": 4, "expect_placement": [2, 2]})
+    assert report["complete"] and report["ranks"] == 4
+    assert report["failures"] == [
+        "the ranks ran on 1 host (ppr2-worker-0: 4 ranks); the launcher placed them on 2 hosts of 2 ranks each"]
+
+
 def test_every_rank_on_one_host_fails_naming_the_hosts_seen():
     # The same run, as an mpirun that ignored the host file would leave it: every rank on the first node.
     text = fixture("lab_mpi_2node_4rank_tf.log").replace("on node2:", "on node1:")
