@@ -206,7 +206,8 @@ elif [ "${GPUOPS_LAB_CONVERGE:-0}" != 1 ] && [ -s "$baseline_cache/lab-baseline.
 else
     stage 5 "baseline (one rank alone on node1 over SSH)" baseline \
         "${playbook[@]}" playbooks/verify_training.yml -e '{"gpuops_launcher": "ssh", "gpuops_training_hosts": "node1",
-            "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1}'
+            "ssh_launcher_slots_per_host": 1, "ssh_launcher_run_name": "lab-baseline", "gpuops_training_expect_ranks": 1,
+            "gpuops_training_baseline_report": null}'
     rm -rf "$cache_root/lab-baseline"
     mkdir -p "$baseline_cache"
     cp -p "$training_dir"/lab-baseline.* "$baseline_cache/"

@@ -95,7 +95,8 @@ def record(name, spec, dest, log_dir, env):
              "ssh_launcher_slots_per_host": slots, "ssh_launcher_program_args": program_args,
              "ssh_launcher_run_name": run_name,
              "ssh_launcher_log_path": os.path.join(log_dir, run_name + ".log"),
-             "gpuops_training_expect_ranks": len(hosts.split(",")) * slots, "gpuops_training_baseline_img_per_sec": None}
+             "gpuops_training_expect_ranks": len(hosts.split(",")) * slots, "gpuops_training_baseline_img_per_sec": None,
+             "gpuops_training_baseline_report": None}
     print("%s: %s, hosts %s, %d slot(s) each" % (name, controller, hosts, slots), flush=True)
     done = threading.Event()
     watcher = None

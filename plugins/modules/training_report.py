@@ -72,10 +72,17 @@ options:
       - Images per second of the same model and batch size on a single device. Enables
         RV(scaling_efficiency).
     type: float
+  baseline_report:
+    description:
+      - The JSON report of a run on one device (the shipped baseline job's, C(<cache>/training/gpuops-baseline.json)),
+        whose images per second per device are the baseline, instead of O(baseline_img_per_sec).
+      - A warning names what makes it another kind of run than this one (framework, model, batch size, device or
+        precision), or a baseline of more than one device. A report of a run that did not finish is refused.
+    type: path
   min_scaling_efficiency:
     description:
       - Minimum scaling efficiency, a fraction where 1.0 is linear scaling.
-      - Needs O(baseline_img_per_sec).
+      - Needs O(baseline_img_per_sec) or O(baseline_report).
     type: float
   require_transport:
     description:
@@ -259,6 +266,20 @@ ranks:
   returned: success or threshold failure
   type: int
   sample: 16
+baseline:
+  description:
+    - The baseline read from O(baseline_report), null without one. C(img_per_sec) per device, the C(path), the
+      baseline run's C(ranks), C(framework), C(model), C(batch_size), C(device) and C(precision).
+  returned: success or threshold failure
+  type: dict
+  sample: {"img_per_sec": 738.7, "path": "/root/.cache/gpuops/training/gpuops-baseline.json", "ranks": 1,
+           "devices_per_rank": 1, "framework": "tensorflow", "model": "small_cnn", "batch_size": 16,
+           "device": "CPU", "precision": "fp32"}
+precision:
+  description: The run's precision (V(amp) or V(fp32)) as given or as the collection's benchmark command shows it; null when unknown.
+  returned: success or threshold failure
+  type: str
+  sample: amp
 placement:
   description:
     - Where the ranks ran, as the log names them. C(hosts) maps each host to its count of ranks, C(ranks_named) counts
@@ -460,6 +481,7 @@ ARGUMENT_SPEC = dict(
     expect_placement=dict(type="list", elements="int"),
     min_img_per_sec_per_device=dict(type="float"),
     baseline_img_per_sec=dict(type="float"),
+    baseline_report=dict(type="path"),
     min_scaling_efficiency=dict(type="float"),
     require_transport=dict(type="list", elements="str"),
     forbid_transport=dict(type="list", elements="str"),

@@ -59,12 +59,17 @@ def _check_launchers():
         assert report["placement"] == {"hosts": dict((host, 2) for host in HOSTS[name]), "ranks_named": 4,
                                        "expected": [2, 2]}, report["placement"]
         assert report["img_per_sec_total"]["mean"] > 0 and report["baseline_img_per_sec"] > 0
+        # The baseline is the lab's one rank alone, read from its report: a run of the same kind, so no warning.
+        baseline_report = os.path.join(TRAINING_DIR, "lab-baseline.json")
+        assert report["baseline"]["path"] == baseline_report and report["baseline"]["ranks"] == 1, report["baseline"]
+        assert not [warning for warning in report["warnings"] if "baseline" in warning], report["warnings"]
         assert report["scaling_efficiency"] == pytest.approx(
             report["img_per_sec_total"]["mean"] / (4 * report["baseline_img_per_sec"]), rel=0.01)
         assert report["transports"] == {}
         # The lines a person reads are the report's own, made where the log was judged.
         lines = dict(line.split(":", 1) for line in report["summary"])
         assert lines["verdict"].strip().startswith("PASSED (" + LAUNCHED_BY[name]), lines
+        assert lines["scaling"].strip().endswith(", measured in %s)" % baseline_report), lines
         assert lines["transport"].strip() == "no NCCL: CPU ranks, " + (
             "Open MPI over TCP" if name == "MPIJob" else "Gloo over TCP"), lines
         assert lines["report"].strip() == report_path

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """The input rules a launcher's row in the registry (module_utils/launchers.py) gives its role, beside the role's own
-meta/input_rules.yml: the counts of its shape and the ranks they start, and what a run on one node cannot ask.
-Written once here, for every launcher alike, in the form of meta/input_rules.yml's rules.
+meta/input_rules.yml: the counts of its shape and the ranks they start, what a run on one node cannot ask, an image
+with a tag and a name Kubernetes takes, and what DistributedDataParallel refuses. Written once here, for every
+launcher alike, in the form of meta/input_rules.yml's rules.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,7 +20,7 @@ _EXPECT = "gpuops_training_expect_ranks"
 def _shape_count_rules(shape):
     """The rules of the shape's own counts: groups and GPUs as numbers, ranks per group 1 or more or null for one per
     GPU, and a command of the user's own not empty."""
-    group, rank = shape.words
+    group = shape.words[0]
     rules = []
     if shape.groups:
         rules.append({"variable": shape.groups, "that": "{0} >= 1".format(shape.groups),

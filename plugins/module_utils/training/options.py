@@ -63,9 +63,11 @@ def _threshold_problems(options):
         elif efficiency > 1.5:
             problems.append("min_scaling_efficiency must be a fraction such as 0.9 (1.0 is linear scaling); "
                             "%r looks like a percentage" % (efficiency,))
-        if options.get("baseline_img_per_sec") is None:
+        if options.get("baseline_img_per_sec") is None and not options.get("baseline_report"):
             problems.append("min_scaling_efficiency needs baseline_img_per_sec, the single-device img/sec "
-                            "that scaling is measured against")
+                            "that scaling is measured against, or baseline_report, the report of a run that measured it")
+    if options.get("baseline_report") and options.get("baseline_img_per_sec") is not None:
+        problems.append("baseline_report and baseline_img_per_sec both give the baseline; give one")
     tolerance = options.get("slow_rank_tolerance")
     if tolerance is not None and not 0 < tolerance < 1:
         problems.append("slow_rank_tolerance must be a fraction between 0 and 1 (0.1 flags a rank 10%% slower "

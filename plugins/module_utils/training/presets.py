@@ -182,7 +182,8 @@ def precision_from_command(command):
     return "fp32", "the benchmark command has no %s" % AMP_FLAG
 
 
-def _precision(options):
+def run_precision(options):
+    """(precision, why): as given, else as the benchmark command shows it, else (None, why not)."""
     if options.get("precision"):
         return options["precision"], "given"
     return precision_from_command(options.get("benchmark_command"))
@@ -204,7 +205,7 @@ def preset_problems(options):
     if options.get("min_img_per_sec_per_device") is not None or problems:
         return problems
     floors = PRESETS[name]["img_per_sec_per_device"]
-    precision, why = _precision(options)
+    precision, why = run_precision(options)
     if precision is None:
         problems.append("threshold_preset %s has a floor per device for each precision (%s) and the precision is not "
                         "known: %s; set precision (gpuops_training_precision) or min_img_per_sec_per_device"
@@ -287,7 +288,7 @@ def apply_preset(options, report):
     if options.get("min_img_per_sec_per_device") is not None:
         detail["overridden"].append("min_img_per_sec_per_device")
     else:
-        detail["precision"], detail["precision_from"] = _precision(options)
+        detail["precision"], detail["precision_from"] = run_precision(options)
         figure = preset["img_per_sec_per_device"][detail["precision"]]
         effective["min_img_per_sec_per_device"] = floor(figure)
         detail["applied"]["min_img_per_sec_per_device"] = _cited(figure)

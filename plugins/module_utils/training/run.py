@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.baseline import with_baseline
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.chart import chart_available, render_chart
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
@@ -49,7 +50,7 @@ def run_training_report(params, check_mode=False, diff=False, warn=None):
     validate_options(options)
     if options.get("chart_path") and not chart_available():
         raise TrainingReportError("chart_path needs the matplotlib Python library", library="matplotlib")
-    report = judge(options)
+    report = judge(with_baseline(options))
     changed, diffs = write_outputs(_outputs(report, options), check_mode)
     result = dict(report)
     del result["iterations"]

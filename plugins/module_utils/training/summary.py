@@ -81,8 +81,9 @@ def _placement(report):
 def _scaling(report, device):
     if report["scaling_efficiency"] is None:
         return SCALING_NOT_MEASURED
-    return "%.2f of linear (baseline %.1f img/sec on one %s)" % (
-        report["scaling_efficiency"], report["baseline_img_per_sec"], device)
+    measured = ", measured in %s" % report["baseline"]["path"] if report.get("baseline") else ""
+    return "%.2f of linear (baseline %.1f img/sec on one %s%s)" % (
+        report["scaling_efficiency"], report["baseline_img_per_sec"], device, measured)
 
 
 def transport_text(report, options):

@@ -10,12 +10,15 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import ranks as rank_info
 from ansible_collections.gpuops.cluster.plugins.module_utils.training import stats
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.baseline import baseline_warnings, with_baseline
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.errors import TrainingReportError
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.formats import EXPECTED_FORMATS
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.nccl import gpudirect_counts
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.options import validate_options
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.parser import parse
-from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import THRESHOLD_KEYS, apply_preset
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import (
+    THRESHOLD_KEYS, apply_preset, run_precision,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
     check_thresholds, placement_judged,
 )
@@ -188,8 +191,11 @@ def build_report(log, options):
         "img_per_sec_per_device": per_device, "img_per_sec_total": total, "per_rank": per_rank,
         "iterations": series, "transports": dict(log.transports), "nccl": nccl, "baseline_img_per_sec": baseline,
         "scaling_efficiency": _round(total["mean"] / (devices * baseline), 4) if baseline and total["mean"] is not None else None,
-        "placement": rank_info.placement(log, ranks), "complete": not missing, "warnings": warnings,
+        "placement": rank_info.placement(log, ranks), "precision": run_precision(options)[0],
+        "baseline": options.get("baseline"), "complete": not missing, "warnings": warnings,
     }
+    if options.get("baseline"):
+        warnings.extend(baseline_warnings(options["baseline"], report))
     report["placement"]["expected"] = options.get("expect_placement")
     if options.get("expect_placement") and not placement_judged(report):
         warnings.append("the placement of the ranks was not judged: the log names the host of %d of %d ranks"
@@ -209,4 +215,4 @@ def build_report(log, options):
 def report_from_text(text, options, name="content"):
     """Validate, parse and judge a whole text (for tests and small logs)."""
     validate_options(options)
-    return build_report(parse(text, name), options)
+    return build_report(parse(text, name), with_baseline(options))

@@ -400,7 +400,14 @@ CASES = {
         "training_verdict_log=/tmp/bench.log", "gpuops_training_min_scaling_efficiency=0.8"], [
         line("gpuops_training_baseline_img_per_sec", "null (with gpuops_training_min_scaling_efficiency=0.8)",
              "the images per second of one device with the same model and batch size, which the scaling efficiency "
-             "is measured against (or leave gpuops_training_min_scaling_efficiency unset)")]),
+             "is measured against, or gpuops_training_baseline_report, the report of a run that measured it (or leave "
+             "gpuops_training_min_scaling_efficiency unset)")]),
+    "verdict: a baseline given twice": ("training_verdict", [
+        "training_verdict_log=/tmp/bench.log", "gpuops_training_baseline_img_per_sec=700",
+        "gpuops_training_baseline_report=/tmp/gpuops-baseline.json"], [
+        line("gpuops_training_baseline_report", "'/tmp/gpuops-baseline.json' (with gpuops_training_baseline_img_per_sec=700.0)",
+             "one baseline: gpuops_training_baseline_report reads its figure from the report, and "
+             "gpuops_training_baseline_img_per_sec gives another")]),
     "verdict: an unknown preset and precision": ("training_verdict", [
         "training_verdict_log=/tmp/bench.log", "gpuops_training_threshold_preset=h200", "gpuops_training_precision=bf16"], [
         line("gpuops_training_precision", "'bf16'", "one of amp, fp32"),
@@ -523,7 +530,8 @@ STAGE_CASES = {
         "localhost": [line("gpuops_training_baseline_img_per_sec",
                            "null (with gpuops_training_min_scaling_efficiency=0.8)",
                            "the images per second of one device with the same model and batch size, which the scaling "
-                           "efficiency is measured against (or leave gpuops_training_min_scaling_efficiency unset)")]}),
+                           "efficiency is measured against, or gpuops_training_baseline_report, the report of a run "
+                           "that measured it (or leave gpuops_training_min_scaling_efficiency unset)")]}),
 }
 
 
