@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import NO_TRANSPORT
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
-    hosts_text, placement_judged, placement_text,
+    hosts_text, placement_judged, placement_not_judged, placement_text,
 )
 
 # Every rank is listed up to this many; beyond it only the slowest and the fastest.
@@ -72,8 +72,7 @@ def _placement(report):
     if not expected:
         return seen
     if not placement_judged(report):
-        return "%s; not judged: the log names the host of %d of %d ranks" % (
-            seen, placement["ranks_named"], report["ranks"])
+        return "%s; not judged: %s" % (seen, placement_not_judged(report))
     asked = "as" if sorted(placement["hosts"].values()) == sorted(expected) else "not as"
     return "%s, %s the launcher placed them (%s)" % (seen, asked, placement_text(expected))
 

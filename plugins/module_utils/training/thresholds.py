@@ -42,10 +42,21 @@ def placement_text(expected):
     return "%d hosts of %s and %s ranks" % (len(expected), ", ".join(counts[:-1]), counts[-1])
 
 
+def placement_not_judged(report):
+    """Why the placement the launcher asked for cannot be judged, or None when it can: the log shows another count of
+    ranks (which the rank count judges), or does not name every rank's host (a log of rank 0's lines alone names
+    none)."""
+    placement = report["placement"]
+    if sum(placement["expected"]) != report["ranks"]:
+        return "the log shows %d ranks where the launcher placed %d" % (report["ranks"], sum(placement["expected"]))
+    if placement["ranks_named"] < report["ranks"]:
+        return "the log names the host of %d of %d ranks" % (placement["ranks_named"], report["ranks"])
+    return None
+
+
 def placement_judged(report):
-    """Whether the placement can be judged: the launcher said how it placed the ranks, and the log names every rank's
-    host (a log of rank 0's lines alone names none)."""
-    return bool(report["placement"]["expected"]) and report["placement"]["ranks_named"] == report["ranks"]
+    """Whether the launcher said how it placed the ranks, and the log lets it be judged."""
+    return bool(report["placement"]["expected"]) and placement_not_judged(report) is None
 
 
 def _placement(report):

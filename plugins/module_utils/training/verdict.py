@@ -20,7 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets im
     THRESHOLD_KEYS, apply_preset, run_precision,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
-    check_thresholds, placement_judged,
+    check_thresholds, placement_judged, placement_not_judged,
 )
 
 # A printed total that differs from the sum over ranks by more than this is called out.
@@ -198,8 +198,7 @@ def build_report(log, options):
         warnings.extend(baseline_warnings(options["baseline"], report))
     report["placement"]["expected"] = options.get("expect_placement")
     if options.get("expect_placement") and not placement_judged(report):
-        warnings.append("the placement of the ranks was not judged: the log names the host of %d of %d ranks"
-                        % (report["placement"]["ranks_named"], ranks))
+        warnings.append("the placement of the ranks was not judged: %s" % placement_not_judged(report))
     # The preset's efficiency floor is the one of the transport the log shows: known only now.
     effective, origin, preset_warnings = apply_preset(options, report)
     warnings.extend(preset_warnings)

@@ -67,6 +67,17 @@ def test_a_log_that_names_no_rank_host_is_not_judged_and_says_so():
     assert placement_line(report) == ["placement:   not judged: the log names no rank's host"]
 
 
+def test_a_log_of_fewer_ranks_fails_on_the_count_alone_and_the_placement_says_why_it_was_not_judged():
+    # Two ranks of a run placed as two hosts of two: the rank count fails it, and says what happened.
+    report = report_from_text(fixture("lab_gloo_2node_tf.log"), {"expect_ranks": 4, "expect_placement": [2, 2]})
+    assert report["failures"] == ["expected 4 ranks, the log shows 2 (from Horovod 'Number of CPUs')"]
+    assert "the placement of the ranks was not judged: the log shows 2 ranks where the launcher placed 4" \
+        in report["warnings"]
+    assert placement_line(report) == [
+        "placement:   2 hosts (node1: 1 rank, node2: 1 rank); not judged: the log shows 2 ranks where the launcher "
+        "placed 4"]
+
+
 def test_without_a_placement_asked_the_hosts_are_shown_and_nothing_is_judged():
     text = fixture("lab_mpi_2node_4rank_tf.log").replace("on node2:", "on node1:")
     report = report_from_text(text, {})
