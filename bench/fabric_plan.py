@@ -30,7 +30,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.fabric.plan import 
 def timed(function, *args, repeat=5):
     """(result, median seconds over `repeat` calls)."""
     times, result = [], None
-    for _ in range(repeat):
+    for _attempt in range(repeat):
         started = time.perf_counter()
         result = function(*args)
         times.append(time.perf_counter() - started)
