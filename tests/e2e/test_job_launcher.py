@@ -56,10 +56,13 @@ def _objects(name):
 def test_workers_and_an_mpirun_job_pass_the_verdict_one_worker_per_node_then_go_and_run_once(job_namespace, tmp_path):
     planned = _verify(tmp_path, "hostnet", options=("--check", "--diff"))
     assert planned.rc == 0, planned.explain()
-    command = planned.result(RUN_TASK)["job"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    container = planned.result(RUN_TASK)["job"]["spec"]["template"]["spec"]["containers"][0]
+    command = container["command"]
     assert command[:5] == ["mpirun", "-np", "2", "-H",
                            "hostnet-workers-0.hostnet-workers:1,hostnet-workers-1.hostnet-workers:1"], command
-    assert "-p %d" % PORT in command, command
+    # mpirun is told the workers' sshd port in its environment, under Open MPI 4's name and Open MPI 5's.
+    env = dict((item["name"], item.get("value")) for item in container["env"])
+    assert env["OMPI_MCA_plm_rsh_args"] == env["PRTE_MCA_plm_ssh_args"] == "-p %d" % PORT, env
     assert _objects("hostnet") == []
 
     ran = _verify(tmp_path, "hostnet")

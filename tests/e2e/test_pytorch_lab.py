@@ -53,7 +53,12 @@ def test_a_pytorchjob_trains_with_ddp_across_both_nodes_and_passes(lab_pytorch):
     assert report["summary"][0].startswith("verdict:     PASSED (a PyTorchJob (default/gpuops-pytorchjob, torchrun in each "
                                            "of its 2 pods, PyTorch's DistributedDataParallel))"), report["summary"]
     # The lab's baseline is TensorFlow's one rank: no scaling figure against it.
-    assert report["summary"][4].startswith("scaling:     not measured"), report["summary"]
+    assert [line for line in report["summary"] if line.startswith("scaling:")] == [
+        "scaling:     not measured: set gpuops_training_baseline_img_per_sec (one device alone, same model and batch "
+        "size)"], report["summary"]
+    # The rank census: a rank in each of the two pods, as the launcher placed them.
+    assert report["placement"] == {"hosts": {"gpuops-pytorchjob-master-0": 1, "gpuops-pytorchjob-worker-0": 1},
+                                   "ranks_named": 2, "expected": [1, 1]}, report["placement"]
     with open(os.path.join(TRAINING_DIR, "pytorchjob-launcher.log"), encoding="utf-8") as handle:
         log = handle.read()
     assert "DistributedDataParallel over gloo (torchrun)" in log and "Total img/sec on 2 CPU(s)" in log, log[-3000:]
