@@ -370,10 +370,12 @@ def test_no_operator_example_plans_host_network_workers_on_port_22122_and_mpirun
     assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == \
         "kubernetes.io/hostname"
     mpirun = _result(results, "Run mpirun over the workers and wait until it succeeds (failing as soon as it fails)")
-    command = mpirun["job"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    launcher = mpirun["job"]["spec"]["template"]["spec"]["containers"][0]
     hosts = "gpuops-no-operator-workers-0.gpuops-no-operator-workers:8,gpuops-no-operator-workers-1.gpuops-no-operator-workers:8"
-    assert command[:5] == ["mpirun", "-np", "16", "-H", hosts], command
-    assert "-p 22122" in command, command
+    assert launcher["command"][:5] == ["mpirun", "-np", "16", "-H", hosts], launcher["command"]
+    # The workers' port, in mpirun's environment under Open MPI 4's name and Open MPI 5's.
+    env = dict((item["name"], item.get("value")) for item in launcher["env"])
+    assert env["OMPI_MCA_plm_rsh_args"] == env["PRTE_MCA_plm_ssh_args"] == "-p 22122", env
     assert "gpuops-no-operator" not in kubectl("get", "jobs", "-A", "-o", "name").stdout
 
 

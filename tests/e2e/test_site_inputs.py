@@ -62,13 +62,13 @@ CASES = [
     ("expected ranks against the MPIJob's", ["gpuops_training_expect_ranks=3"], [],
      {"localhost": ["gpuops_training_expect_ranks: got 3 (with mpijob_launcher_workers=2, "
                     "mpijob_launcher_slots_per_worker=2, mpijob_launcher_gpus_per_worker=2); expected 4, the ranks the "
-                    "MPIJob starts (2 workers x 2 slots), or leave it unset to expect that count"]}),
+                    "mpijob launcher starts (2 workers x 2 slots), or leave it unset to expect that count"]}),
     ("the inventory's ranks against the chosen TFJob's", ["gpuops_launcher=tfjob"], [],
      {"localhost": ["gpuops_training_expect_ranks: got 4 (with tfjob_launcher_workers=2); expected 2, the ranks the "
-                    "TFJob runs (one per worker), or leave it unset to expect that count"]}),
+                    "tfjob launcher starts (2 workers x 1 rank), or leave it unset to expect that count"]}),
     ("both wrong launcher values at once", ["mpijob_launcher_ssh_port=70000", "mpijob_launcher_workers=0"], [],
-     {"localhost": ["mpijob_launcher_workers: got 0; expected a number of workers, 1 or more",
-                    "mpijob_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd"]}),
+     {"localhost": ["mpijob_launcher_ssh_port: got 70000; expected a port from 1 to 65535 for the workers' sshd",
+                    "mpijob_launcher_workers: got 0; expected a number of workers, 1 or more"]}),
     ("the SSH launcher's port on its hosts", ["gpuops_launcher=ssh", "ssh_launcher_ssh_port=0"], [],
      on(NODES, "ssh_launcher_ssh_port: got 0; expected a port from 1 to 65535, the hosts' SSH port")),
     ("a driver branch that is not one", ["nvidia_driver_branch=abc"], [],
