@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.cluster.plugins.module_utils.training.stats import median as median_of
+
 # Far under its peers: a pair under this fraction of the median pair is slow whatever the floor.
 DEFAULT_PEER_FRACTION = 0.5
 
@@ -52,12 +54,6 @@ def in_rounds(pairs):
     return rounds
 
 
-def _median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
-
-
 def _why_slow(figure, floor, peer_fraction, median):
     if floor is not None and figure < floor:
         return "%.1f GB/s, under the floor %.1f" % (figure, floor)
@@ -71,7 +67,7 @@ def slow_pairs(measured, floor=None, peer_fraction=DEFAULT_PEER_FRACTION, median
     median pair (their own median unless another is given: the follow-ups are held to the ring's)."""
     if not measured:
         return {}
-    median = _median(list(measured.values())) if median is None else median
+    median = median_of(list(measured.values())) if median is None else median
     slow = {}
     for pair, figure in measured.items():
         why = _why_slow(figure, floor, peer_fraction, median)

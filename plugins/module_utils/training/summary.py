@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets import NO_TRANSPORT
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
-    hosts_text, placement_judged, placement_not_judged, placement_text,
+    hosts_text, placement_matches, placement_not_judged, placement_text,
 )
 
 # Every rank is listed up to this many; beyond it only the slowest and the fastest.
@@ -71,10 +71,10 @@ def _placement(report):
     seen = hosts_text(placement["hosts"], limit=ALL_RANKS_UP_TO)
     if not expected:
         return seen
-    if not placement_judged(report):
+    matches = placement_matches(report)
+    if matches is None:
         return "%s; not judged: %s" % (seen, placement_not_judged(report))
-    asked = "as" if sorted(placement["hosts"].values()) == sorted(expected) else "not as"
-    return "%s, %s the launcher placed them (%s)" % (seen, asked, placement_text(expected))
+    return "%s, %s the launcher placed them (%s)" % (seen, "as" if matches else "not as", placement_text(expected))
 
 
 def _scaling(report, device):

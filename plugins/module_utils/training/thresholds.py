@@ -54,20 +54,23 @@ def placement_not_judged(report):
     return None
 
 
-def placement_judged(report):
-    """Whether the launcher said how it placed the ranks, and the log lets it be judged."""
-    return bool(report["placement"]["expected"]) and placement_not_judged(report) is None
+def placement_matches(report):
+    """Whether the ranks ran as the launcher placed them (each host's count of ranks, in any order); None where no
+    placement was asked or the log does not let it be judged (placement_not_judged says why)."""
+    placement = report["placement"]
+    if not placement["expected"] or placement_not_judged(report):
+        return None
+    return sorted(placement["hosts"].values()) == sorted(placement["expected"])
 
 
 def _placement(report):
     """Ranks spread otherwise than the launcher placed them: an mpirun that ignored the operator's host file (Open MPI
     5 reads PRTE_MCA_*, not OMPI_MCA_orte_*) runs every rank on one node, and its run still completes."""
-    if not placement_judged(report):
+    if placement_matches(report) is not False:
         return []
-    hosts, expected = report["placement"]["hosts"], report["placement"]["expected"]
-    if sorted(hosts.values()) == sorted(expected):
-        return []
-    return ["the ranks ran on %s; the launcher placed them on %s" % (hosts_text(hosts), placement_text(expected))]
+    placement = report["placement"]
+    return ["the ranks ran on %s; the launcher placed them on %s"
+            % (hosts_text(placement["hosts"]), placement_text(placement["expected"]))]
 
 
 def _per_device(report, options, device):

@@ -20,7 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils.training.presets im
     THRESHOLD_KEYS, apply_preset, run_precision,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils.training.thresholds import (
-    check_thresholds, placement_judged, placement_not_judged,
+    check_thresholds, placement_matches, placement_not_judged,
 )
 
 # A printed total that differs from the sum over ranks by more than this is called out.
@@ -197,7 +197,7 @@ def build_report(log, options):
     if options.get("baseline"):
         warnings.extend(baseline_warnings(options["baseline"], report))
     report["placement"]["expected"] = options.get("expect_placement")
-    if options.get("expect_placement") and not placement_judged(report):
+    if options.get("expect_placement") and placement_matches(report) is None:
         warnings.append("the placement of the ranks was not judged: %s" % placement_not_judged(report))
     # The preset's efficiency floor is the one of the transport the log shows: known only now.
     effective, origin, preset_warnings = apply_preset(options, report)
